@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tachyon.bpf.c: the perf-event sampler.
+ *
+ * On each CPU sample of a profiled process: find the running thread's
+ * PyThreadState (cached per thread, validated by one read), walk its frame
+ * chain with bpf_loop and push one record (header + frames) into the ring
+ * buffer.  Every read of target memory is bounded; the interpreter layout
+ * comes from the `procs` map that the agent fills.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "tachyon.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 max_depth = TB_DEFAULT_DEPTH;
+const volatile __u32 read_opcodes = 1;
+
+/* Re-walk the thread list of a thread with no state at most this often. */
+#define TSTATE_RETRY_NS (50ull * 1000 * 1000)
+#define MAX_INTERPRETERS 8
+/* Shim frames tolerated beyond max_depth (C-boundary entry frames). */
+#define SHIM_SLACK 64
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct tb_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct tb_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20); /* the agent resizes it before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TB_C_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Per-CPU working memory: the record being built and read buffers. */
+struct scratch {
+	struct tb_sample sample;
+	struct tb_py_offsets off;
+	__u64 pycode_type;
+	__u64 frame;      /* next frame to visit */
+	__u64 tstate;     /* thread-list walk cursor */
+	__u64 fsbase;
+	__u32 flags;
+	__u32 depth;
+	__u8 fbuf[TB_FRAME_BUF + 8];
+	__u8 cbuf[TB_CODE_BUF + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u64 read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+/* Field getters on the read buffers: offsets are masked so the verifier
+ * sees every access inside the buffer. */
+static __always_inline __u64 buf_u64(__u8 *buf, __u16 off)
+{
+	return *(__u64 *)(buf + (off & (TB_FRAME_BUF - 1)));
+}
+
+static __always_inline __u32 buf_u32(__u8 *buf, __u16 off)
+{
+	return *(__u32 *)(buf + (off & (TB_FRAME_BUF - 1)));
+}
+
+static __always_inline __u8 buf_u8(__u8 *buf, __u16 off)
+{
+	return *(buf + (off & (TB_FRAME_BUF - 1)));
+}
+
+/* bpf_loop takes its context on the stack: it carries the scratch pointer. */
+struct loop_ctx {
+	struct scratch *s;
+};
+
+/* bpf_loop callback: one thread state of the interpreter's list. */
+static long match_thread(__u32 i, struct loop_ctx *ctx)
+{
+	struct scratch *s = ctx->s;
+	__u64 id;
+
+	if (!s->tstate)
+		return 1;
+	id = read_ptr(s->tstate + s->off.tstate_thread_id);
+	if (id == s->fsbase) {
+		s->frame = s->tstate; /* found: frame holds the match */
+		return 1;
+	}
+	s->tstate = read_ptr(s->tstate + s->off.tstate_next);
+	return 0;
+}
+
+/* Walk every interpreter's thread list for the state whose thread_id is
+ * this thread's fs base (pthread_self): exact across pid namespaces. */
+static __always_inline __u64 walk_threads(struct scratch *s, __u64 runtime)
+{
+	__u64 interp = read_ptr(runtime + s->off.runtime_interp_head);
+	struct loop_ctx ctx = { s };
+
+	for (int n = 0; n < MAX_INTERPRETERS && interp; n++) {
+		s->frame = 0;
+		s->tstate = read_ptr(interp + s->off.interp_threads_head);
+		bpf_loop(TB_MAX_THREADS, match_thread, &ctx, 0);
+		if (s->frame)
+			return s->frame;
+		interp = read_ptr(interp + s->off.interp_next);
+	}
+	return 0;
+}
+
+static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32 tid)
+{
+	struct tb_thread *cached = bpf_map_lookup_elem(&threads, &tid);
+	struct tb_thread entry = {};
+	__u64 now = bpf_ktime_get_ns();
+
+	if (cached && cached->fsbase == s->fsbase) {
+		if (cached->tstate &&
+		    read_ptr(cached->tstate + s->off.tstate_thread_id) == s->fsbase)
+			return cached->tstate;
+		if (!cached->tstate && now - cached->miss_ns < TSTATE_RETRY_NS)
+			return 0;
+	}
+	count(TB_C_TSTATE_WALKS);
+	entry.fsbase = s->fsbase;
+	entry.tstate = walk_threads(s, runtime);
+	if (!entry.tstate)
+		entry.miss_ns = now;
+	bpf_map_update_elem(&threads, &tid, &entry, BPF_ANY);
+	return entry.tstate;
+}
+
+/* bpf_loop callback: visit one frame, record it unless it is a shim. */
+static long visit_frame(__u32 i, struct loop_ctx *ctx)
+{
+	struct scratch *s = ctx->s;
+	struct tb_py_offsets *off = &s->off;
+	__u64 frame = s->frame, code, instr;
+	__u32 firstlineno, argcount, version = 0;
+	struct tb_frame *out;
+	__s64 offset;
+	__u8 opcode = 0, fflags = 0;
+
+	if (!frame)
+		return 1;
+	if (bpf_probe_read_user(s->fbuf, off->frame_read_size & (TB_FRAME_BUF - 1),
+				(void *)frame)) {
+		s->flags |= TB_F_READ_ERROR;
+		return 1;
+	}
+	s->frame = buf_u64(s->fbuf, off->frame_previous);
+	if (off->frame_owner != TB_NO_OFFSET) {
+		__u8 owner = buf_u8(s->fbuf, off->frame_owner);
+
+		if (owner >= off->owner_skip_min || owner == off->owner_cstack)
+			return 0; /* C-boundary shim frame */
+	}
+	if (s->depth >= max_depth || s->depth >= TB_MAX_FRAMES) {
+		s->flags |= TB_F_TRUNCATED;
+		return 1;
+	}
+	code = buf_u64(s->fbuf, off->frame_code) & ~(__u64)off->code_tag_mask;
+	if (!code || bpf_probe_read_user(s->cbuf, off->code_read_size & (TB_CODE_BUF - 1),
+					 (void *)code)) {
+		s->flags |= TB_F_READ_ERROR;
+		return 1;
+	}
+	if (s->pycode_type && buf_u64(s->cbuf, off->object_type) != s->pycode_type) {
+		s->flags |= TB_F_BAD_FRAME;
+		return 1;
+	}
+	firstlineno = buf_u32(s->cbuf, off->code_firstlineno);
+	argcount = buf_u32(s->cbuf, off->code_argcount);
+	if (off->code_version != TB_NO_OFFSET)
+		version = buf_u32(s->cbuf, off->code_version);
+
+	if (off->frame_kind == TB_FRAME_OBJECT) {
+		__s32 lasti = (__s32)buf_u32(s->fbuf, off->frame_instr);
+
+		offset = lasti < 0 ? -2 : (__s64)lasti * 2;
+		instr = buf_u64(s->cbuf, off->code_adaptive) + off->bytes_sval + offset;
+	} else {
+		instr = buf_u64(s->fbuf, off->frame_instr);
+		offset = (__s64)(instr - (code + off->code_adaptive));
+	}
+	if (offset < -2 || offset > 0x7fffffff) {
+		offset = -2; /* not inside this code object: treat as not started */
+		fflags |= TB_FF_NO_OPCODE;
+	} else if (read_opcodes && offset >= 0) {
+		if (bpf_probe_read_user(&opcode, 1, (void *)instr))
+			fflags |= TB_FF_NO_OPCODE;
+	} else {
+		fflags |= TB_FF_NO_OPCODE;
+	}
+
+	out = &s->sample.frames[s->depth & (TB_MAX_FRAMES - 1)];
+	out->code = code;
+	out->offset = (__s32)offset;
+	out->code_id = tb_code_id(firstlineno, argcount, version);
+	out->opcode = opcode;
+	out->flags = fflags;
+	s->depth++;
+	return 0;
+}
+
+static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *tpid = BPF_CORE_READ(task, thread_pid);
+	struct pid *gpid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(tpid, level);
+
+	hdr->ns_tid = BPF_CORE_READ(tpid, numbers[level].nr);
+	hdr->ns_pid = BPF_CORE_READ(gpid, numbers[level].nr);
+}
+
+SEC("perf_event")
+int tb_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	struct tb_proc *proc;
+	struct scratch *s;
+	struct task_struct *task;
+	__u64 tstate, frame, size;
+
+	proc = bpf_map_lookup_elem(&procs, &pid);
+	if (!proc)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!s)
+		return 0;
+	count(TB_C_SAMPLES);
+
+	s->off = proc->off;
+	s->pycode_type = proc->pycode_type;
+	s->flags = 0;
+	s->depth = 0;
+	s->sample.hdr.time_ns = bpf_ktime_get_ns();
+	s->sample.hdr.pid = pid;
+	s->sample.hdr.tid = tid;
+	s->sample.hdr.cpu = bpf_get_smp_processor_id();
+	fill_ns_ids(&s->sample.hdr);
+
+	task = (struct task_struct *)bpf_get_current_task();
+	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
+	tstate = find_tstate(s, proc->runtime_addr, tid);
+	if (!tstate) {
+		s->flags |= TB_F_NO_TSTATE;
+		count(TB_C_NO_TSTATE);
+	} else {
+		frame = read_ptr(tstate + s->off.tstate_frame);
+		if (frame && s->off.cframe_current_frame != TB_NO_OFFSET)
+			frame = read_ptr(frame + s->off.cframe_current_frame);
+		struct loop_ctx ctx = { s };
+
+		s->frame = frame;
+		bpf_loop(max_depth + SHIM_SLACK, visit_frame, &ctx, 0);
+		if (s->frame && !(s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME)))
+			s->flags |= TB_F_TRUNCATED; /* ran out of iterations */
+	}
+	if (s->flags & TB_F_TRUNCATED)
+		count(TB_C_TRUNCATED);
+	if (s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME))
+		count(TB_C_READ_ERROR);
+
+	s->sample.hdr.flags = s->flags;
+	s->sample.hdr.depth = s->depth;
+	size = sizeof(struct tb_sample_hdr) +
+	       (__u64)(s->depth & (TB_MAX_FRAMES - 1)) * sizeof(struct tb_frame);
+	if (s->depth >= TB_MAX_FRAMES)
+		size = sizeof(struct tb_sample);
+	if (bpf_ringbuf_output(&events, &s->sample, size, 0))
+		count(TB_C_LOST);
+	return 0;
+}

@@ -1,0 +1,135 @@
+/* tachyon.h: what the BPF sampler and the agent share.
+ *
+ * The ring-buffer record layout (one record per sample), the per-process
+ * configuration the agent writes into the `procs` map (interpreter layout as
+ * plain numbers: offsets are data, not code paths per version), and the
+ * counters the BPF program keeps.  Included from BPF C (vmlinux.h types)
+ * and from user space (linux/types.h).
+ */
+#ifndef TACHYON_H
+#define TACHYON_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Deepest stack the BPF program can record (power of two: masks index). */
+#define TB_MAX_FRAMES 1024
+/* Default --max-depth. */
+#define TB_DEFAULT_DEPTH 128
+/* Most thread states walked to find a thread's state (per lookup). */
+#define TB_MAX_THREADS 512
+
+/* Sample flags. */
+#define TB_F_TRUNCATED  (1u << 0) /* chain went on past max depth */
+#define TB_F_READ_ERROR (1u << 1) /* a frame or code object could not be read */
+#define TB_F_NO_TSTATE  (1u << 2) /* thread has no Python thread state */
+#define TB_F_BAD_FRAME  (1u << 3) /* frame failed validation (code type) */
+#define TB_F_GIL_HELD   (1u << 4) /* thread holds the GIL (issue 7) */
+
+/* Frame flags. */
+#define TB_FF_NO_OPCODE (1u << 0) /* opcode byte could not be read */
+
+/* One Python frame as the BPF program saw it, innermost first. */
+struct tb_frame {
+	__u64 code;      /* PyCodeObject address in the target */
+	__s32 offset;    /* byte offset of the current instruction, -2 before start */
+	__u16 code_id;   /* cheap discriminator against code-object address reuse */
+	__u8 opcode;     /* opcode byte at offset in the (adaptive) bytecode */
+	__u8 flags;      /* TB_FF_* */
+};
+
+struct tb_sample_hdr {
+	__u64 time_ns;   /* bpf_ktime_get_ns() */
+	__u32 pid;       /* host (init namespace) tgid */
+	__u32 tid;       /* host tid */
+	__u32 ns_pid;    /* tgid in the task's own pid namespace */
+	__u32 ns_tid;    /* tid in the task's own pid namespace */
+	__u32 cpu;
+	__u16 flags;     /* TB_F_* */
+	__u16 depth;     /* number of frames that follow */
+};
+
+/* What goes through the ring buffer: header + depth frames (variable size). */
+struct tb_sample {
+	struct tb_sample_hdr hdr;
+	struct tb_frame frames[TB_MAX_FRAMES];
+};
+
+/* Frame layout families. */
+#define TB_FRAME_OBJECT  0 /* 3.10: PyFrameObject, f_lasti in code units */
+#define TB_FRAME_INTERP  1 /* 3.11+: _PyInterpreterFrame, instruction pointer */
+
+/* How the current frame is reached from the thread state. */
+#define TB_NO_OFFSET 0xffff
+
+/* Interpreter layout for one process: everything the BPF walk reads. */
+struct tb_py_offsets {
+	__u32 py_version;              /* PY_VERSION_HEX */
+	__u16 runtime_interp_head;     /* _PyRuntime -> interpreters.head */
+	__u16 interp_threads_head;     /* PyInterpreterState -> threads head */
+	__u16 interp_next;             /* PyInterpreterState -> next */
+	__u16 tstate_next;             /* PyThreadState -> next */
+	__u16 tstate_thread_id;        /* PyThreadState -> thread_id (pthread_t == fs base) */
+	__u16 tstate_frame;            /* PyThreadState -> frame / cframe / current_frame */
+	__u16 cframe_current_frame;    /* _PyCFrame -> current_frame, TB_NO_OFFSET if none */
+	__u16 frame_code;              /* frame -> code object (or tagged stackref) */
+	__u16 frame_previous;          /* frame -> caller frame */
+	__u16 frame_instr;             /* 3.10: f_lasti (int); 3.11+: instr pointer */
+	__u16 frame_owner;             /* 3.11+: owner byte, TB_NO_OFFSET if none */
+	__u16 code_adaptive;           /* 3.11+: co_code_adaptive; 3.10: co_code (bytes*) */
+	__u16 bytes_sval;              /* PyBytesObject -> ob_sval (3.10 opcode read) */
+	__u16 code_firstlineno;
+	__u16 code_argcount;
+	__u16 code_version;            /* co_version (3.12+), TB_NO_OFFSET if none */
+	__u16 object_type;             /* PyObject -> ob_type */
+	__u8 frame_kind;               /* TB_FRAME_* */
+	__u8 owner_skip_min;           /* owner >= this: shim frame, skip (0xff: none) */
+	__u8 owner_cstack;             /* alternative shim owner value (0xff: none) */
+	__u8 code_tag_mask;            /* low bits to clear from frame_code (3.14+: 3) */
+	__u8 frame_read_size;          /* bytes of a frame read in one go (<= TB_FRAME_BUF) */
+	__u8 code_read_size;           /* bytes of a code object header read in one go */
+	__u8 pad[4];
+};
+
+/* Largest frame / code-object prefix read in one bpf_probe_read_user. */
+#define TB_FRAME_BUF 128
+#define TB_CODE_BUF 128
+
+/* Cheap discriminator of a code object, computed the same way by the BPF
+ * program (from the fields it reads) and by the agent (from the object it
+ * reads later), to notice that an address now holds another code object. */
+static inline __u16 tb_code_id(__u32 firstlineno, __u32 argcount, __u32 version)
+{
+	__u32 h = firstlineno * 0x9e3779b1u;
+	h ^= argcount * 0x85ebca6bu;
+	h ^= version * 0xc2b2ae35u;
+	return (__u16)(h ^ (h >> 16));
+}
+
+/* Per-process configuration, key: host tgid. */
+struct tb_proc {
+	__u64 runtime_addr;            /* &_PyRuntime in the target */
+	__u64 pycode_type;             /* &PyCode_Type, 0: do not check */
+	struct tb_py_offsets off;
+};
+
+/* Per-thread cache, key: host tid. */
+struct tb_thread {
+	__u64 tstate;                  /* 0: none found */
+	__u64 fsbase;                  /* fs base the tstate was matched with */
+	__u64 miss_ns;                 /* last failed lookup, to rate-limit walks */
+};
+
+/* Indexes of the counters array map. */
+enum tb_counter {
+	TB_C_SAMPLES = 0,  /* samples of profiled processes */
+	TB_C_LOST,         /* ring buffer full */
+	TB_C_NO_TSTATE,    /* no thread state found */
+	TB_C_TRUNCATED,
+	TB_C_READ_ERROR,
+	TB_C_TSTATE_WALKS, /* thread-list walks (cache misses) */
+	TB_C_MAX,
+};
+
+#endif /* TACHYON_H */

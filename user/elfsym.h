@@ -1,0 +1,26 @@
+/* elfsym.h: the few things the agent needs from an ELF file (libelf). */
+#ifndef TB_ELFSYM_H
+#define TB_ELFSYM_H
+#include <stddef.h>
+#include <stdint.h>
+#include <libelf.h>
+
+struct tb_elf {
+	int fd;
+	Elf *elf;
+	uint64_t first_load_vaddr; /* page-aligned vaddr of the first PT_LOAD */
+};
+
+int tb_elf_open(const char *path, struct tb_elf *e);
+void tb_elf_close(struct tb_elf *e);
+/* Look a symbol up in .dynsym, then .symtab. 0 when found. */
+int tb_elf_symbol(struct tb_elf *e, const char *name, uint64_t *value, uint64_t *size);
+/* Section address and size by name. 0 when found. */
+int tb_elf_section(struct tb_elf *e, const char *name, uint64_t *addr, uint64_t *size);
+/* Find a "3.X.Y" PY_VERSION string in .rodata (for 3.10, which has no
+ * Py_Version). Writes PY_VERSION_HEX-style major/minor/micro; 0 when found. */
+int tb_elf_find_version_string(struct tb_elf *e, unsigned minor_wanted, unsigned *micro);
+/* Does the dynamic section list a NEEDED entry containing `part`? */
+int tb_elf_needs(struct tb_elf *e, const char *part);
+
+#endif

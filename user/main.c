@@ -1,0 +1,313 @@
+/* main.c: tachyon-bpf command line: parse options, choose targets, run
+ * the capture loop (progress, duration, signals, exits), write outputs. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "launch.h"
+#include "output.h"
+#include "profile.h"
+#include "sampler.h"
+#include "targets.h"
+
+#define MAX_OUTPUTS 16
+#define MAX_PIDS 256
+
+struct options {
+	unsigned hz, max_depth, ringbuf_mb, top;
+	double duration;
+	int all_python, quiet, no_opcodes;
+	const char *outputs[MAX_OUTPUTS];
+	int noutputs;
+	pid_t pids[MAX_PIDS];
+	int npids;
+	char **cmd;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tachyon-bpf [OPTIONS] -- CMD [ARGS...]\n"
+		"       tachyon-bpf [OPTIONS] -p PID[,PID...]\n"
+		"       tachyon-bpf [OPTIONS] --all-python\n"
+		"Samples the Python stacks of CPython 3.10-3.15 processes from a BPF program.\n\n"
+		"  -p, --pid PID[,PID...]   profile running processes\n"
+		"  -a, --all-python         profile every Python process running at start\n"
+		"  -d, --duration SECONDS   stop after SECONDS (default: until Ctrl-C or exit)\n"
+		"  -r, --rate HZ            samples per second per CPU (default 99, max 20000)\n"
+		"  -o, --output FILE        output, format by extension: .folded (repeatable)\n"
+		"      --max-depth N        deepest stack recorded (default 128, max 1024)\n"
+		"      --no-opcodes         do not read the executing opcode byte\n"
+		"      --ringbuf-mb N       ring buffer size in MiB (default 4)\n"
+		"      --top N              functions listed in the summary (default 10)\n"
+		"  -q, --quiet              no progress or summary on stderr\n"
+		"  -h, --help               this text\n");
+}
+
+static int die(const char *msg)
+{
+	fprintf(stderr, "tachyon-bpf: %s\n", msg);
+	return 1;
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_pids(struct options *o, char *arg)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned v;
+
+		if (parse_uint(tok, 1, 0x7fffffff, &v) || o->npids >= MAX_PIDS)
+			return -1;
+		o->pids[o->npids++] = (pid_t)v;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP };
+	static const struct option longs[] = {
+		{ "pid", required_argument, 0, 'p' },
+		{ "all-python", no_argument, 0, 'a' },
+		{ "duration", required_argument, 0, 'd' },
+		{ "rate", required_argument, 0, 'r' },
+		{ "output", required_argument, 0, 'o' },
+		{ "max-depth", required_argument, 0, OPT_DEPTH },
+		{ "no-opcodes", no_argument, 0, OPT_NOOP },
+		{ "ringbuf-mb", required_argument, 0, OPT_RB },
+		{ "top", required_argument, 0, OPT_TOP },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+	char *end;
+
+	o->hz = 99;
+	o->max_depth = TB_DEFAULT_DEPTH;
+	o->ringbuf_mb = 4;
+	o->top = 10;
+	while ((c = getopt_long(argc, argv, "+p:ad:r:o:qh", longs, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(o, optarg))
+				return die("-p takes a comma-separated list of process ids");
+			break;
+		case 'a':
+			o->all_python = 1;
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || o->duration <= 0)
+				return die("-d takes a positive number of seconds");
+			break;
+		case 'r':
+			if (parse_uint(optarg, 1, 20000, &o->hz))
+				return die("-r takes a rate from 1 to 20000 Hz");
+			break;
+		case 'o':
+			if (o->noutputs >= MAX_OUTPUTS)
+				return die("too many -o outputs");
+			if (!tb_output_supported(optarg)) {
+				fprintf(stderr, "tachyon-bpf: %s: unknown output format (supported: .folded)\n", optarg);
+				return 1;
+			}
+			o->outputs[o->noutputs++] = optarg;
+			break;
+		case OPT_DEPTH:
+			if (parse_uint(optarg, 1, TB_MAX_FRAMES, &o->max_depth))
+				return die("--max-depth takes a depth from 1 to 1024");
+			break;
+		case OPT_NOOP:
+			o->no_opcodes = 1;
+			break;
+		case OPT_RB:
+			if (parse_uint(optarg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
+				return die("--ringbuf-mb takes a power of two from 1 to 1024");
+			break;
+		case OPT_TOP:
+			if (parse_uint(optarg, 0, 1000, &o->top))
+				return die("--top takes a number");
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if ((o->cmd != NULL) + (o->npids > 0) + o->all_python != 1) {
+		usage(stderr);
+		return die("give exactly one of: -- CMD, -p PID, --all-python");
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int any_alive(const struct tb_profile *p)
+{
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		if (kill(p->procs[i].target.pid, 0) == 0 || errno == EPERM)
+			return 1;
+	return 0;
+}
+
+static void progress(const struct tb_profile *p, struct tb_sampler *s, double elapsed)
+{
+	fprintf(stderr, "tachyon-bpf: %.0fs: %llu samples (%.0f/s), %u processes, %u threads, %llu lost\n",
+		elapsed, (unsigned long long)p->samples, elapsed > 0 ? (double)p->samples / elapsed : 0.0,
+		p->nprocs, p->nthreads, (unsigned long long)tb_sampler_counter(s, TB_C_LOST));
+}
+
+/* Sample until the duration, a signal, or the end of every target. */
+static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *p, pid_t child)
+{
+	double start = now_s(), last_progress = start, last_check = start;
+	int child_status;
+
+	while (!stop_requested) {
+		double t;
+
+		tb_sampler_poll(s, 50);
+		t = now_s();
+		if (o->duration > 0 && t - start >= o->duration)
+			break;
+		if (child > 0 && tb_child_exited(child, &child_status))
+			break;
+		if (t - last_check >= 0.2) {
+			last_check = t;
+			if (child <= 0 && !o->all_python && !any_alive(p))
+				break;
+		}
+		if (!o->quiet && t - last_progress >= 5.0) {
+			last_progress = t;
+			progress(p, s, t - start);
+		}
+	}
+	tb_sampler_poll(s, 0); /* what is already in the ring */
+	p->duration_s = now_s() - start;
+}
+
+static void default_output(struct options *o, char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(buf, len, "tachyon-bpf-%Y%m%d-%H%M%S.folded", &tm);
+	o->outputs[o->noutputs++] = buf;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct tb_sampler_opts so;
+	struct tb_sampler *s;
+	struct tb_profile prof;
+	char err[1024], defout[64];
+	pid_t child = 0;
+	int rc = 0, child_status = 0;
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	if (geteuid() != 0)
+		return die("must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON");
+	if (!o.noutputs)
+		default_output(&o, defout, sizeof(defout));
+	tb_profile_init(&prof);
+	prof.hz = o.hz;
+	prof.max_depth = o.max_depth;
+	so = (struct tb_sampler_opts){ o.hz, o.max_depth, o.ringbuf_mb, !o.no_opcodes };
+	s = tb_sampler_open(&so, &prof, err, sizeof(err));
+	if (!s)
+		return die(err);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	for (int i = 0; i < o.npids; i++) {
+		if (tb_target_attach(s, &prof, o.pids[i], err, sizeof(err))) {
+			tb_sampler_close(s);
+			return die(err);
+		}
+	}
+	if (o.all_python && tb_target_attach_all(s, &prof, o.quiet) == 0) {
+		tb_sampler_close(s);
+		return die("no Python processes found");
+	}
+	if (o.cmd) {
+		child = tb_launch(o.cmd, err, sizeof(err));
+		if (child < 0) {
+			tb_sampler_close(s);
+			return die(err);
+		}
+		if (tb_target_attach_launched(s, &prof, child, 10000, err, sizeof(err))) {
+			kill(child, SIGTERM);
+			waitpid(child, NULL, 0);
+			tb_sampler_close(s);
+			return die(err);
+		}
+	}
+	if (!o.quiet)
+		fprintf(stderr, "tachyon-bpf: sampling %u process%s at %u Hz%s\n", prof.nprocs,
+			prof.nprocs == 1 ? "" : "es", o.hz, o.duration > 0 ? "" : " (Ctrl-C to stop)");
+	capture(&o, s, &prof, child);
+	prof.lost = tb_sampler_counter(s, TB_C_LOST);
+	tb_sampler_close(s);
+
+	for (int i = 0; i < o.noutputs; i++) {
+		if (tb_write_output(&prof, o.outputs[i], err, sizeof(err))) {
+			fprintf(stderr, "tachyon-bpf: %s\n", err);
+			rc = 1;
+		} else if (!o.quiet) {
+			fprintf(stderr, "tachyon-bpf: wrote %s\n", o.outputs[i]);
+		}
+	}
+	if (!o.quiet)
+		tb_write_summary(&prof, stderr, o.top);
+	if (child > 0 && !tb_child_exited(child, &child_status)) {
+		kill(child, SIGTERM);
+		waitpid(child, &child_status, 0);
+	}
+	tb_profile_free(&prof);
+	return rc;
+}

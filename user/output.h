@@ -1,0 +1,16 @@
+/* output.h: the output writers, chosen by file extension. */
+#ifndef TB_OUTPUT_H
+#define TB_OUTPUT_H
+#include <stdio.h>
+#include "profile.h"
+
+/* Write p to path, format from the extension. 0 ok; -1 with err set. */
+int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen);
+/* Is the extension of path one we can write? */
+int tb_output_supported(const char *path);
+/* Collapsed stacks (flamegraph.pl / speedscope): root first, "a;b;c N". */
+int tb_write_folded(const struct tb_profile *p, FILE *f);
+/* End-of-capture summary for stderr. */
+void tb_write_summary(const struct tb_profile *p, FILE *f, unsigned top);
+
+#endif

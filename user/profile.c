@@ -1,0 +1,229 @@
+/* profile.c: aggregates ring-buffer records into unique stacks as they
+ * arrive, symbolizing each new code object at once (before its process can
+ * free it), and keeps per-process and per-thread accounts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile.h"
+
+static void *grow(void *p, uint32_t *cap, size_t elem)
+{
+	*cap = *cap ? *cap * 2 : 64;
+	p = realloc(p, (size_t)*cap * elem);
+	if (!p)
+		abort();
+	return p;
+}
+
+void tb_profile_init(struct tb_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	tb_strtab_init(&p->strs);
+	tb_sym_init(&p->sym, &p->strs);
+}
+
+void tb_profile_free(struct tb_profile *p)
+{
+	tb_sym_free(&p->sym);
+	tb_strtab_free(&p->strs);
+	free(p->procs);
+	free(p->threads);
+	free(p->stacks);
+	free(p->slots);
+	free(p->arena);
+	memset(p, 0, sizeof(*p));
+}
+
+int tb_profile_find_process(const struct tb_profile *p, uint32_t pid)
+{
+	for (uint32_t i = p->nprocs; i-- > 0;)
+		if ((uint32_t)p->procs[i].target.pid == pid)
+			return (int)i;
+	return -1;
+}
+
+uint32_t tb_profile_add_process(struct tb_profile *p, const struct tb_target *t)
+{
+	struct tb_pinfo *pi;
+
+	if (p->nprocs == p->capprocs)
+		p->procs = grow(p->procs, &p->capprocs, sizeof(*p->procs));
+	pi = &p->procs[p->nprocs];
+	memset(pi, 0, sizeof(*pi));
+	pi->target = *t;
+	tb_layout_version_str(&t->layout, pi->version, sizeof(pi->version));
+	return p->nprocs++;
+}
+
+static uint32_t thread_name(struct tb_profile *p, uint32_t pid, uint32_t tid)
+{
+	char path[64], name[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(name, sizeof(name), f))
+			name[0] = '\0';
+		fclose(f);
+	}
+	name[strcspn(name, "\n")] = '\0';
+	if (!name[0])
+		snprintf(name, sizeof(name), "thread");
+	return tb_strtab_intern(&p->strs, name);
+}
+
+static uint32_t find_thread(struct tb_profile *p, const struct tb_sample_hdr *h)
+{
+	struct tb_tinfo *t;
+
+	/* recent threads are the likely ones: search from the end */
+	for (uint32_t i = p->nthreads; i-- > 0;)
+		if (p->threads[i].tid == h->tid && p->threads[i].pid == h->pid)
+			return i;
+	if (p->nthreads == p->capthreads)
+		p->threads = grow(p->threads, &p->capthreads, sizeof(*p->threads));
+	t = &p->threads[p->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->pid = h->pid;
+	t->tid = h->tid;
+	t->ns_tid = h->ns_tid;
+	t->name = thread_name(p, h->pid, h->tid);
+	return p->nthreads++;
+}
+
+static uint64_t stack_hash(uint32_t thread, uint16_t kind, const struct tb_sframe *f, uint16_t depth)
+{
+	uint64_t h = tb_hash_bytes(&thread, sizeof(thread), kind);
+
+	for (uint16_t i = 0; i < depth; i++) {
+		uint64_t k = ((uint64_t)f[i].code << 32) | (uint32_t)f[i].offset;
+
+		h = tb_hash_bytes(&k, sizeof(k), h);
+	}
+	return h;
+}
+
+static int same_stack(const struct tb_profile *p, const struct tb_stack *s, uint32_t thread,
+		      uint16_t kind, const struct tb_sframe *f, uint16_t depth)
+{
+	const struct tb_sframe *g = &p->arena[s->frames];
+
+	if (s->thread != thread || s->depth != depth || s->kind != kind)
+		return 0;
+	for (uint16_t i = 0; i < depth; i++)
+		if (g[i].code != f[i].code || g[i].offset != f[i].offset)
+			return 0;
+	return 1;
+}
+
+static void rehash_stacks(struct tb_profile *p)
+{
+	uint32_t n = p->nslots ? p->nslots * 2 : 4096;
+
+	free(p->slots);
+	p->slots = calloc(n, sizeof(uint32_t));
+	if (!p->slots)
+		abort();
+	p->nslots = n;
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		uint32_t j = (uint32_t)p->stacks[i].hash & (n - 1);
+
+		while (p->slots[j])
+			j = (j + 1) & (n - 1);
+		p->slots[j] = i + 1;
+	}
+}
+
+/* Frames are staged at the arena's end; kept only if the stack is new. */
+static struct tb_sframe *stage(struct tb_profile *p, uint16_t depth)
+{
+	if (p->narena + depth > p->caparena) {
+		while (p->narena + depth > p->caparena)
+			p->caparena = p->caparena ? p->caparena * 2 : 65536;
+		p->arena = realloc(p->arena, p->caparena * sizeof(*p->arena));
+		if (!p->arena)
+			abort();
+	}
+	return &p->arena[p->narena];
+}
+
+static void add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind, uint16_t depth)
+{
+	const struct tb_sframe *f = &p->arena[p->narena];
+	uint64_t h = stack_hash(thread, kind, f, depth);
+	uint32_t j;
+	struct tb_stack *s;
+
+	if ((p->nstacks + 1) * 2 >= p->nslots)
+		rehash_stacks(p);
+	for (j = (uint32_t)h & (p->nslots - 1); p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
+		s = &p->stacks[p->slots[j] - 1];
+		if (s->hash == h && same_stack(p, s, thread, kind, f, depth)) {
+			s->count++;
+			return;
+		}
+	}
+	if (p->nstacks == p->capstacks)
+		p->stacks = grow(p->stacks, &p->capstacks, sizeof(*p->stacks));
+	s = &p->stacks[p->nstacks];
+	s->hash = h;
+	s->count = 1;
+	s->thread = thread;
+	s->frames = (uint32_t)p->narena;
+	s->depth = depth;
+	s->kind = kind;
+	p->narena += depth;
+	p->slots[j] = ++p->nstacks;
+}
+
+void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
+			   const struct tb_frame *frames)
+{
+	int pi = tb_profile_find_process(p, h->pid);
+	const struct tb_target *t;
+	struct tb_sframe *f;
+	uint32_t thread;
+	uint16_t kind = 0, depth = h->depth;
+
+	p->samples++;
+	if (!p->first_ns || h->time_ns < p->first_ns)
+		p->first_ns = h->time_ns;
+	if (h->time_ns > p->last_ns)
+		p->last_ns = h->time_ns;
+	if (pi < 0)
+		return;
+	t = &p->procs[pi].target;
+	p->procs[pi].samples++;
+	p->procs[pi].ns_pid = h->ns_pid;
+	thread = find_thread(p, h);
+	p->threads[thread].samples++;
+	if ((h->flags & TB_F_NO_TSTATE) || depth == 0) {
+		p->no_python++;
+		return;
+	}
+	if (depth > TB_MAX_FRAMES)
+		depth = TB_MAX_FRAMES;
+	if (h->flags & TB_F_TRUNCATED) {
+		kind |= TB_SK_TRUNCATED;
+		p->truncated++;
+	}
+	if (h->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME)) {
+		kind |= TB_SK_PARTIAL;
+		p->partial++;
+	}
+	f = stage(p, depth);
+	for (uint16_t i = 0; i < depth; i++) {
+		f[i].code = tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type,
+					frames[i].code, frames[i].code_id);
+		f[i].offset = frames[i].offset;
+		f[i].opcode = frames[i].opcode;
+		f[i].has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
+		if (!p->sym.codes[f[i].code].resolved)
+			p->unresolved_frames++;
+	}
+	p->frames += depth;
+	p->python_samples++;
+	p->threads[thread].python_samples++;
+	add_stack(p, thread, kind, depth);
+}

@@ -1,0 +1,85 @@
+/* profile.h: samples aggregated as they arrive: processes, threads, and
+ * unique stacks of (code object, instruction offset) with counts. */
+#ifndef TB_PROFILE_H
+#define TB_PROFILE_H
+#include <stdint.h>
+#include "discover.h"
+#include "strtab.h"
+#include "symbolize.h"
+#include "tachyon.h"
+
+struct tb_pinfo {
+	struct tb_target target;
+	uint32_t ns_pid;
+	uint64_t samples;
+	char version[32];
+};
+
+struct tb_tinfo {
+	uint32_t pid, tid, ns_tid;
+	uint32_t name;            /* strtab id of the thread name */
+	uint64_t samples;         /* all samples of this thread */
+	uint64_t python_samples;  /* samples with a Python stack */
+};
+
+struct tb_sframe {
+	uint32_t code;   /* symbolizer index */
+	int32_t offset;  /* byte offset of the instruction */
+	uint8_t opcode;
+	uint8_t has_opcode;
+};
+
+#define TB_SK_TRUNCATED 1u
+#define TB_SK_PARTIAL   2u
+
+struct tb_stack {
+	uint64_t hash;
+	uint64_t count;
+	uint32_t thread;   /* index into threads */
+	uint32_t frames;   /* index of the first (innermost) frame in the arena */
+	uint16_t depth;
+	uint16_t kind;     /* TB_SK_* */
+};
+
+struct tb_profile {
+	struct tb_strtab strs;
+	struct tb_symbolizer sym;
+	struct tb_pinfo *procs;
+	uint32_t nprocs, capprocs;
+	struct tb_tinfo *threads;
+	uint32_t nthreads, capthreads;
+	struct tb_stack *stacks;
+	uint32_t nstacks, capstacks;
+	uint32_t *slots;
+	uint32_t nslots;
+	struct tb_sframe *arena;
+	uint64_t narena, caparena;
+	/* counts */
+	uint64_t samples;          /* records received */
+	uint64_t python_samples;   /* with at least one frame */
+	uint64_t no_python;        /* thread had no Python state or no frame */
+	uint64_t truncated, partial;
+	uint64_t frames, unresolved_frames;
+	uint64_t lost;             /* from the BPF counters, set at the end */
+	uint64_t first_ns, last_ns;
+	/* capture settings, for writers */
+	unsigned hz;
+	unsigned max_depth;
+	double duration_s;
+};
+
+void tb_profile_init(struct tb_profile *p);
+void tb_profile_free(struct tb_profile *p);
+/* Register a process before its samples arrive. Returns its index. */
+uint32_t tb_profile_add_process(struct tb_profile *p, const struct tb_target *t);
+int tb_profile_find_process(const struct tb_profile *p, uint32_t pid);
+/* Account one ring-buffer record. */
+void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
+			   const struct tb_frame *frames);
+static inline const struct tb_sframe *tb_stack_frames(const struct tb_profile *p,
+						      const struct tb_stack *s)
+{
+	return &p->arena[s->frames];
+}
+
+#endif

@@ -1,0 +1,185 @@
+/* sampler.c: loads the embedded BPF program (libbpf skeleton), opens a
+ * software cpu-clock perf event per online CPU in frequency mode, attaches
+ * the program to each, and drains the ring buffer into the profile. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sampler.h"
+#include "tachyon.skel.h"
+
+struct tb_sampler {
+	struct tachyon_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *pfds;
+	int ncpus;
+	struct tb_profile *prof;
+};
+
+static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("TB_DEBUG_BPF"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct tb_sampler *s = ctx;
+	const struct tb_sample_hdr *h = data;
+	size_t need;
+
+	if (size < sizeof(*h))
+		return 0;
+	need = sizeof(*h) + (size_t)h->depth * sizeof(struct tb_frame);
+	if (h->depth > TB_MAX_FRAMES || need > size)
+		return 0;
+	tb_profile_add_sample(s->prof, h, (const struct tb_frame *)(h + 1));
+	return 0;
+}
+
+static int open_perf_event(int cpu, unsigned hz)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = hz;
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static const char *explain(int e)
+{
+	if ((e == EPERM || e == EACCES) && geteuid() == 0)
+		return "refused by the kernel (verifier or missing CAP_BPF/CAP_PERFMON)";
+	if (e == EPERM || e == EACCES)
+		return "permission denied: run as root (CAP_BPF and CAP_PERFMON are needed)";
+	return strerror(e);
+}
+
+struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
+				   char *err, size_t errlen)
+{
+	struct tb_sampler *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return NULL;
+	s->prof = prof;
+	libbpf_set_print(silent_print);
+	s->skel = tachyon_bpf__open();
+	if (!s->skel) {
+		snprintf(err, errlen, "cannot open the BPF program: %s", explain(errno));
+		goto fail;
+	}
+	s->skel->rodata->max_depth = o->max_depth;
+	s->skel->rodata->read_opcodes = o->read_opcodes ? 1 : 0;
+	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	rc = tachyon_bpf__load(s->skel);
+	if (rc) {
+		int e = -rc > 0 ? -rc : errno;
+
+		snprintf(err, errlen, "cannot load the BPF program: %s%s", explain(e),
+			 e == EPERM || e == EACCES ? "" : " (set TB_DEBUG_BPF=1 for the verifier log)");
+		goto fail;
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	s->links = calloc((size_t)s->ncpus, sizeof(*s->links));
+	s->pfds = calloc((size_t)s->ncpus, sizeof(int));
+	if (!s->links || !s->pfds)
+		goto fail;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		s->pfds[cpu] = open_perf_event(cpu, o->hz);
+		if (s->pfds[cpu] < 0) {
+			if (errno == ENODEV || errno == EINVAL)
+				continue; /* CPU offline */
+			snprintf(err, errlen, "cannot open a cpu-clock perf event on CPU %d: %s", cpu,
+				 explain(errno));
+			goto fail;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.tb_sample, s->pfds[cpu]);
+		if (!s->links[cpu]) {
+			snprintf(err, errlen, "cannot attach to the perf event on CPU %d: %s", cpu,
+				 explain(errno));
+			goto fail;
+		}
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	if (!s->rb) {
+		snprintf(err, errlen, "cannot open the ring buffer: %s", explain(errno));
+		goto fail;
+	}
+	return s;
+fail:
+	tb_sampler_close(s);
+	return NULL;
+}
+
+int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t)
+{
+	struct tb_proc p;
+	__u32 key = (__u32)t->pid;
+
+	tb_target_to_proc(t, &p);
+	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
+}
+
+void tb_sampler_remove(struct tb_sampler *s, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map__delete_elem(s->skel->maps.procs, &key, sizeof(key), 0);
+}
+
+int tb_sampler_poll(struct tb_sampler *s, int timeout_ms)
+{
+	return ring_buffer__poll(s->rb, timeout_ms);
+}
+
+uint64_t tb_sampler_counter(struct tb_sampler *s, int idx)
+{
+	__u32 key = (__u32)idx;
+	__u64 *vals = calloc((size_t)s->ncpus, sizeof(__u64));
+	uint64_t sum = 0;
+
+	if (!vals)
+		return 0;
+	if (!bpf_map__lookup_elem(s->skel->maps.counters, &key, sizeof(key), vals,
+				  sizeof(__u64) * (size_t)s->ncpus, 0))
+		for (int i = 0; i < s->ncpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+int tb_sampler_prog_fd(struct tb_sampler *s)
+{
+	return bpf_program__fd(s->skel->progs.tb_sample);
+}
+
+void tb_sampler_close(struct tb_sampler *s)
+{
+	if (!s)
+		return;
+	if (s->rb)
+		ring_buffer__free(s->rb);
+	for (int i = 0; s->links && i < s->ncpus; i++)
+		bpf_link__destroy(s->links[i]);
+	for (int i = 0; s->pfds && i < s->ncpus; i++)
+		if (s->pfds[i] > 0)
+			close(s->pfds[i]);
+	free(s->links);
+	free(s->pfds);
+	tachyon_bpf__destroy(s->skel);
+	free(s);
+}
