@@ -138,7 +138,9 @@ int tb_elf_find_version_string(struct tb_elf *e, unsigned minor_wanted, unsigned
 		size_t j = plen;
 		unsigned v = 0;
 
-		if (p[-1] != '\0' || memcmp(p, prefix, plen))
+		/* PY_VERSION may be tail-merged into a longer literal
+		 * ("Python-3.10.13"): accept any non-version character before it */
+		if ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.' || memcmp(p, prefix, plen))
 			continue;
 		while (j < plen + 3 && i + j < data->d_size && p[j] >= '0' && p[j] <= '9')
 			v = v * 10 + (unsigned)(p[j++] - '0');

@@ -21,6 +21,13 @@ static void put_clean(char *out, size_t len, size_t *pos, const char *s)
 	out[*pos] = '\0';
 }
 
+static void put_raw(char *out, size_t len, size_t *pos, const char *s)
+{
+	for (; *s && *pos + 1 < len; s++)
+		out[(*pos)++] = *s;
+	out[*pos] = '\0';
+}
+
 static void put_fmt(char *out, size_t len, size_t *pos, const char *fmt, long long v)
 {
 	int n = snprintf(out + *pos, len - *pos, fmt, v);
@@ -45,17 +52,17 @@ static char *stack_line(const struct tb_profile *p, const struct tb_stack *s)
 	put_clean(out, len, &pos, tb_str(&p->strs, t->name));
 	put_fmt(out, len, &pos, " (tid %lld)", t->tid);
 	if (s->kind & TB_SK_TRUNCATED)
-		put_clean(out, len, &pos, ";<truncated>");
+		put_raw(out, len, &pos, ";<truncated>");
 	if (s->kind & TB_SK_PARTIAL)
-		put_clean(out, len, &pos, ";<partial stack>");
+		put_raw(out, len, &pos, ";<partial stack>");
 	for (int i = s->depth - 1; i >= 0; i--) {
 		const struct tb_code *c = &p->sym.codes[f[i].code];
 		struct tb_location loc;
 
 		tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
-		put_clean(out, len, &pos, ";");
+		put_raw(out, len, &pos, ";");
 		put_clean(out, len, &pos, tb_str(&p->strs, c->qualname));
-		put_clean(out, len, &pos, " (");
+		put_raw(out, len, &pos, " (");
 		put_clean(out, len, &pos, tb_str(&p->strs, c->filename));
 		put_fmt(out, len, &pos, ":%lld)", loc.line >= 0 ? loc.line : c->firstlineno);
 	}
