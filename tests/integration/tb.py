@@ -1,0 +1,86 @@
+"""Helpers for the integration tests: the interpreters present, running
+tachyon-bpf for real, and reading its folded output."""
+import collections
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.join(ROOT, "tachyon-bpf")
+WORKLOADS = os.path.join(ROOT, "tests", "workloads")
+EXPECTED = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
+
+
+def interpreters():
+    """[(minor, kind, argv)] from tests/pythons.sh."""
+    out = subprocess.run(["bash", os.path.join(ROOT, "tests", "pythons.sh")],
+                         capture_output=True, text=True, check=True)
+    sys.stderr.write(out.stderr)
+    found = []
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3:
+            found.append((parts[0], parts[1], parts[2:]))
+    return found
+
+
+def run(args, timeout=120, **kw):
+    return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def workload(name):
+    return os.path.join(WORKLOADS, name)
+
+
+FRAME_RE = re.compile(r"^(?P<name>.*) \((?P<file>.*):(?P<line>-?\d+)\)$")
+
+
+class Folded:
+    """Parsed collapsed stacks: [(frames root-first, count)]."""
+
+    def __init__(self, path):
+        self.stacks = []
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if not line:
+                    continue
+                stack, _, count = line.rpartition(" ")
+                self.stacks.append((stack.split(";"), int(count)))
+
+    def total(self):
+        return sum(c for _, c in self.stacks)
+
+    @staticmethod
+    def func(frame):
+        m = FRAME_RE.match(frame)
+        return m.group("name") if m else frame
+
+    @staticmethod
+    def line(frame):
+        m = FRAME_RE.match(frame)
+        return int(m.group("line")) if m else None
+
+    def self_by_func(self):
+        c = collections.Counter()
+        for frames, n in self.stacks:
+            c[self.func(frames[-1])] += n
+        return c
+
+    def threads(self):
+        """{thread frame: Counter of function names seen under it}"""
+        out = collections.defaultdict(collections.Counter)
+        for frames, n in self.stacks:
+            if len(frames) >= 2:
+                for f in frames[2:]:
+                    out[frames[1]][self.func(f)] += n
+        return out
+
+
+def marked_line(path, marker):
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line:
+                return i
+    raise AssertionError("marker %r not in %s" % (marker, path))
