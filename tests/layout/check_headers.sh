@@ -1,0 +1,125 @@
+#!/bin/bash
+# check_headers.sh: checks user/pylayout.c against real CPython headers. For every 3.10-3.15
+# header set found (pyenv builds, Debian sid -dev packages unpacked under /var/cache/tachyon-bpf),
+# diffs offsetof() values (print_offsets.c) with tb_layout_builtin(); for 3.13+ also parses the
+# headers' own _Py_DebugOffsets initializer (default and Py_GIL_DISABLED). When the matching
+# interpreter is installed, runs check_debug_offsets.py inside it (live walk of its own memory).
+# Exit 1 on any mismatch, 2 if nothing could be checked.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/tests/layout
+PYENV=${PYENV_ROOT:-/root/.pyenv}
+SID=${TB_SID_ROOT:-/var/cache/tachyon-bpf/pythons/root}
+CC=${CC:-gcc}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+fail=0
+checked=""
+
+if ! $CC -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
+	"$HERE/print_layout.c" "$ROOT/user/pylayout.c" -o "$TMP/print_layout"; then
+	echo "check_headers: cannot build print_layout" >&2
+	exit 2
+fi
+
+# compare LABEL EXPECTED ACTUAL: name=value files, prints one summary line.
+compare() {
+	local label=$1 exp=$2 act=$3 n bad
+	sort "$exp" > "$TMP/e" && sort "$act" > "$TMP/a"
+	n=$(wc -l < "$TMP/e")
+	bad=$(join -t= -a1 -a2 -e MISSING -o 0,1.2,2.2 "$TMP/e" "$TMP/a" | awk -F= '$2 != $3')
+	if [ -z "$bad" ] && [ "$n" -gt 0 ]; then
+		echo "$label: $n fields match"
+		return 0
+	fi
+	echo "$label: MISMATCH"
+	echo "$bad" | awk -F= '{ printf "    %s: headers=%s table=%s\n", $1, $2, $3 }'
+	return 1
+}
+
+# check_one PYBIN INCDIR... : one header set (PYBIN may be empty).
+check_one() {
+	local pybin=$1; shift
+	local incs=() d ver minor tag
+	for d in "$@"; do incs+=(-isystem "$d"); done
+	incs+=(-idirafter "$SID/usr/include")   # Debian's pyconfig.h wrapper
+
+	if ! $CC -Wall -Wextra -Werror -std=gnu11 -DPy_BUILD_CORE "${incs[@]}" \
+		"$HERE/print_offsets.c" -o "$TMP/po" 2> "$TMP/cc.err"; then
+		echo "headers $1: print_offsets.c does not compile:"; sed 's/^/    /' "$TMP/cc.err" | head -20
+		fail=1
+		return
+	fi
+	"$TMP/po" > "$TMP/headers.txt"
+	ver=$(awk -F= '$1=="version_hex"{print $2}' "$TMP/headers.txt")
+	minor=$(awk -F= '$1=="minor"{print $2}' "$TMP/headers.txt")
+	tag=$(awk -F= '{v[$1]=$2} END {print v["major"] "." v["minor"] "." v["micro"] (v["free_threaded"]=="1" ? "t" : "")}' "$TMP/headers.txt")
+	checked="$checked 3.$minor"
+
+	if ! "$TMP/print_layout" builtin "$ver" > "$TMP/table.txt"; then
+		echo "layout $tag: no built-in table"; fail=1
+	elif ! compare "layout $tag" "$TMP/headers.txt" "$TMP/table.txt"; then
+		fail=1
+	fi
+
+	# 3.13+: _Py_DebugOffsets as built by the headers' own initializer, default and free-threaded.
+	local ft flags label
+	for ft in 0 1; do
+		[ "$minor" -ge 13 ] || break
+		flags=(-DPy_BUILD_CORE -DPy_DEFAULT_RECURSION_LIMIT=1000)
+		label="debug offsets $tag (header initializer)"
+		if [ $ft = 1 ]; then
+			case $tag in *t) continue ;; esac
+			flags+=(-DPy_GIL_DISABLED=1)
+			label="debug offsets ${tag}t (header initializer, Py_GIL_DISABLED)"
+		fi
+		if ! $CC -std=gnu11 "${flags[@]}" "${incs[@]}" "$HERE/print_offsets.c" -o "$TMP/po_d" 2> "$TMP/cc.err" ||
+		   ! $CC -std=gnu11 -no-pie -Wl,--unresolved-symbols=ignore-all "${flags[@]}" "${incs[@]}" \
+			"$HERE/dump_debug_offsets.c" -o "$TMP/dump" 2>> "$TMP/cc.err"; then
+			# a helper that does not build on new headers is reported, not counted as a mismatch
+			echo "$label: not checked (helper does not compile: $(grep -m1 error "$TMP/cc.err"))"
+			continue
+		fi
+		"$TMP/po_d" > "$TMP/headers_d.txt"
+		"$TMP/dump" "$TMP/dbg.bin"
+		if "$TMP/print_layout" debug "$TMP/dbg.bin" > "$TMP/dbg.txt" 2> "$TMP/dbg.err"; then
+			compare "$label" "$TMP/headers_d.txt" "$TMP/dbg.txt" || fail=1
+		elif [ $ft = 1 ] && [ "$minor" -ge 14 ] && grep -q "free-threaded.*not supported" "$TMP/dbg.err"; then
+			echo "$label: rejected as intended ($(sed 's/^print_layout: //' "$TMP/dbg.err"))"
+		else
+			echo "$label: MISMATCH, parse failed: $(cat "$TMP/dbg.err")"; fail=1
+		fi
+	done
+
+	# Live: the interpreter's own memory, read through ctypes (3.13+: its _Py_DebugOffsets).
+	if [ -n "$pybin" ] && [ -x "$pybin" ]; then
+		"$pybin" "$HERE/check_debug_offsets.py" "$TMP/print_layout" "$TMP/live.bin" || fail=1
+	fi
+}
+
+for m in 10 11 12 13 14 15; do
+	for dir in "$PYENV"/versions/3.$m.*; do
+		[ -d "$dir/include/python3.$m/internal" ] || continue
+		check_one "$dir/bin/python3.$m" "$dir/include/python3.$m" "$dir/include/python3.$m/internal"
+	done
+	# Debian sid -dev packages (dpkg -x into $SID); no interpreter run from here.
+	inc=$SID/usr/include/python3.$m
+	if [ -d "$inc/internal" ]; then
+		dirs=("$inc" "$inc/internal")
+		[ -d "$SID/usr/include/x86_64-linux-gnu/python3.$m" ] && dirs+=("$SID/usr/include/x86_64-linux-gnu/python3.$m")
+		check_one "" "${dirs[@]}"
+	fi
+done
+
+missing=""
+for m in 10 11 12 13 14 15; do
+	case " $checked " in *" 3.$m "*) ;; *) missing="$missing 3.$m" ;; esac
+done
+[ -n "$missing" ] && echo "not checked (no headers found):$missing"
+if [ -z "$checked" ]; then
+	echo "check_headers: no CPython headers found" >&2
+	exit 2
+fi
+exit $fail

@@ -1,0 +1,104 @@
+/* print_layout.c: prints a struct tb_layout (user/pylayout.c) as name=value lines, with
+ * the names print_offsets.c uses, so check_headers.sh can diff tables against headers.
+ * Usage: print_layout builtin VERSION_HEX | print_layout debug FILE (raw _Py_DebugOffsets).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pylayout.h"
+
+#define P(name, val) printf("%s=%lu\n", name, (unsigned long)(val))
+
+static void print_layout(const struct tb_layout *l)
+{
+	const struct tb_py_offsets *b = &l->bpf;
+
+	P("version_hex", l->version_hex);
+	P("major", l->major);
+	P("minor", l->minor);
+	P("micro", l->micro);
+	P("free_threaded", l->free_threaded);
+	P("bpf.py_version", b->py_version);
+	P("bpf.runtime_interp_head", b->runtime_interp_head);
+	P("bpf.interp_threads_head", b->interp_threads_head);
+	P("bpf.interp_next", b->interp_next);
+	P("bpf.tstate_next", b->tstate_next);
+	P("bpf.tstate_thread_id", b->tstate_thread_id);
+	P("bpf.tstate_frame", b->tstate_frame);
+	P("bpf.cframe_current_frame", b->cframe_current_frame);
+	P("bpf.frame_code", b->frame_code);
+	P("bpf.frame_previous", b->frame_previous);
+	P("bpf.frame_instr", b->frame_instr);
+	P("bpf.frame_owner", b->frame_owner);
+	P("bpf.code_adaptive", b->code_adaptive);
+	P("bpf.frame_kind", b->frame_kind);
+	P("bpf.bytes_sval", b->bytes_sval);
+	P("bpf.code_firstlineno", b->code_firstlineno);
+	P("bpf.code_argcount", b->code_argcount);
+	P("bpf.code_version", b->code_version);
+	P("bpf.object_type", b->object_type);
+	P("bpf.owner_skip_min", b->owner_skip_min);
+	P("bpf.owner_cstack", b->owner_cstack);
+	P("bpf.code_tag_mask", b->code_tag_mask);
+	P("code_size", l->code_size);
+	P("code_filename", l->code_filename);
+	P("code_name", l->code_name);
+	P("code_qualname", l->code_qualname);
+	P("code_linetable", l->code_linetable);
+	P("code_firstlineno", l->code_firstlineno);
+	P("code_flags", l->code_flags);
+	P("code_argcount", l->code_argcount);
+	P("code_version", l->code_version);
+	P("code_adaptive", l->code_adaptive);
+	P("code_nunits", l->code_nunits);
+	P("bytes_size", l->bytes_size);
+	P("bytes_sval", l->bytes_sval);
+	P("unicode_length", l->unicode_length);
+	P("unicode_state", l->unicode_state);
+	P("unicode_ascii_data", l->unicode_ascii_data);
+	P("unicode_compact_data", l->unicode_compact_data);
+	P("unicode_kind_shift", l->unicode_kind_shift);
+	P("unicode_compact_bit", l->unicode_compact_bit);
+	P("unicode_ascii_bit", l->unicode_ascii_bit);
+	P("runtime_gil_locked", l->runtime_gil_locked);
+	P("runtime_gil_holder", l->runtime_gil_holder);
+	P("interp_ceval_gil", l->interp_ceval_gil);
+	P("gil_locked", l->gil_locked);
+	P("gil_holder", l->gil_holder);
+	P("tstate_native_thread_id", l->tstate_native_thread_id);
+	P("interp_gc_collecting", l->interp_gc_collecting);
+}
+
+int main(int argc, char **argv)
+{
+	struct tb_layout l;
+	char err[256];
+
+	if (argc == 3 && !strcmp(argv[1], "builtin")) {
+		if (tb_layout_builtin((uint32_t)strtoul(argv[2], NULL, 0), &l)) {
+			fprintf(stderr, "print_layout: no built-in layout for %s\n", argv[2]);
+			return 2;
+		}
+	} else if (argc == 3 && !strcmp(argv[1], "debug")) {
+		unsigned char buf[4096];
+		FILE *f = fopen(argv[2], "rb");
+		size_t n;
+
+		if (!f) {
+			perror(argv[2]);
+			return 2;
+		}
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		if (tb_layout_from_debug_offsets(buf, n, &l, err, sizeof(err))) {
+			fprintf(stderr, "print_layout: %s\n", err);
+			return 3;
+		}
+	} else {
+		fprintf(stderr, "usage: print_layout builtin VERSION_HEX | print_layout debug FILE\n");
+		return 2;
+	}
+	print_layout(&l);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* pylayout.h: the CPython interpreter layout (3.10-3.15) as plain data.
+ * Built-in offset tables per minor version, and a parser for the target's own
+ * _Py_DebugOffsets (3.13+), producing what the BPF walk and symbolization need.
+ */
+#ifndef TB_PYLAYOUT_H
+#define TB_PYLAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tachyon.h"
+
+struct tb_layout {
+	unsigned major, minor, micro;   /* from PY_VERSION_HEX */
+	uint32_t version_hex;
+	int free_threaded;
+	struct tb_py_offsets bpf;       /* what the BPF walk needs (include/tachyon.h) */
+	/* user space only, for symbolization of code objects and strings: */
+	uint16_t code_size;             /* bytes to read to cover all code fields below */
+	uint16_t code_filename, code_name, code_qualname /* TB_NO_OFFSET on 3.10 */, code_linetable, code_firstlineno;
+	uint16_t code_flags, code_argcount, code_version /* TB_NO_OFFSET < 3.12 */;
+	uint16_t code_adaptive;         /* 3.11+: offset of co_code_adaptive; 3.10: co_code (PyBytesObject*) */
+	uint16_t code_nunits;           /* 3.11+: ob_size (# code units); 3.10: TB_NO_OFFSET */
+	uint16_t bytes_size, bytes_sval;/* PyBytesObject ob_size / ob_sval */
+	uint16_t unicode_length, unicode_state, unicode_ascii_data, unicode_compact_data;
+	uint8_t unicode_kind_shift, unicode_compact_bit, unicode_ascii_bit;
+	/* GIL etc.: */
+	uint16_t runtime_gil_locked, runtime_gil_holder;   /* <=3.11: offsets in _PyRuntime; TB_NO_OFFSET after */
+	uint16_t interp_ceval_gil;                         /* 3.12+: interp -> struct _gil_runtime_state* */
+	uint16_t gil_locked, gil_holder;                   /* 3.12+: offsets inside struct _gil_runtime_state */
+	uint16_t tstate_native_thread_id;                  /* TB_NO_OFFSET on 3.10 */
+	uint16_t interp_gc_collecting;                     /* absolute offset in PyInterpreterState of gc.collecting, or TB_NO_OFFSET */
+};
+
+/* Built-in tables for 3.10, 3.11, 3.12 (and 3.13/3.14/3.15 default builds as a
+ * fallback when the debug offsets cannot be read). version_hex = PY_VERSION_HEX.
+ * Returns 0, or -1 for an unsupported version. */
+int tb_layout_builtin(uint32_t version_hex, struct tb_layout *out);
+
+/* Bytes of _Py_DebugOffsets to read from _PyRuntime+0 for this minor
+ * (3.13: 584, 3.14: 760, 3.15: 888), 0 if none. */
+size_t tb_debug_offsets_size(unsigned minor);
+
+/* Fill *out from a copy of the target's _Py_DebugOffsets (read from
+ * _PyRuntime+0). The buffer is untrusted: every offset is range-checked.
+ * On failure returns -1 and writes one sentence into err. */
+int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb_layout *out,
+				 char *err, size_t errlen);
+
+/* "3.13.0", "3.14.10", "3.13.1t", "3.14.0rc1" style string; returns buf. */
+const char *tb_layout_version_str(const struct tb_layout *l, char *buf, size_t len);
+
+#endif /* TB_PYLAYOUT_H */
