@@ -10,7 +10,7 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-p
 	-Ivmlinux -Iinclude -I/usr/include/x86_64-linux-gnu
 
 USER_SRC := $(wildcard user/*.c)
-USER_OBJ := $(patsubst user/%.c,build/%.o,$(USER_SRC))
+USER_OBJ := $(patsubst user/%.c,build/%.o,$(USER_SRC)) build/assets.o
 LIB_OBJ  := $(filter-out build/main.o,$(USER_OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
@@ -30,6 +30,9 @@ build/tachyon.skel.h: build/tachyon.bpf.o
 
 build/%.o: user/%.c $(wildcard user/*.h) include/tachyon.h build/tachyon.skel.h | build
 	$(CC) $(CFLAGS) -c $< -o $@
+
+build/assets.o: user/assets.S $(wildcard user/assets/*) | build
+	$(CC) -c $< -o $@
 
 tachyon-bpf: $(USER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

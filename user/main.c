@@ -22,7 +22,8 @@
 struct options {
 	unsigned hz, max_depth, ringbuf_mb, top;
 	double duration;
-	int all_python, quiet, no_opcodes;
+	int all_python, quiet, no_opcodes, by_line;
+	double min_fraction;
 	const char *outputs[MAX_OUTPUTS];
 	int noutputs;
 	pid_t pids[MAX_PIDS];
@@ -49,9 +50,11 @@ static void usage(FILE *f)
 		"  -a, --all-python         profile every Python process running at start\n"
 		"  -d, --duration SECONDS   stop after SECONDS (default: until Ctrl-C or exit)\n"
 		"  -r, --rate HZ            samples per second per CPU (default 99, max 20000)\n"
-		"  -o, --output FILE        output, format by extension: .folded (repeatable)\n"
+		"  -o, --output FILE        output by extension: .html .json .folded (repeatable)\n"
 		"      --max-depth N        deepest stack recorded (default 128, max 1024)\n"
 		"      --no-opcodes         do not read the executing opcode byte\n"
+		"      --by-line            one tree node per (function, line), like py-spy\n"
+		"      --min-fraction F     hide nodes below F of all samples (default 0.001)\n"
 		"      --ringbuf-mb N       ring buffer size in MiB (default 4)\n"
 		"      --top N              functions listed in the summary (default 10)\n"
 		"  -q, --quiet              no progress or summary on stderr\n"
@@ -91,7 +94,7 @@ static int parse_pids(struct options *o, char *arg)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP };
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC };
 	static const struct option longs[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "all-python", no_argument, 0, 'a' },
@@ -102,6 +105,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "no-opcodes", no_argument, 0, OPT_NOOP },
 		{ "ringbuf-mb", required_argument, 0, OPT_RB },
 		{ "top", required_argument, 0, OPT_TOP },
+		{ "by-line", no_argument, 0, OPT_BYLINE },
+		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -113,6 +118,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->max_depth = TB_DEFAULT_DEPTH;
 	o->ringbuf_mb = 4;
 	o->top = 10;
+	o->min_fraction = 0.001;
 	while ((c = getopt_long(argc, argv, "+p:ad:r:o:qh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -135,7 +141,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (o->noutputs >= MAX_OUTPUTS)
 				return die("too many -o outputs");
 			if (!tb_output_supported(optarg)) {
-				fprintf(stderr, "tachyon-bpf: %s: unknown output format (supported: .folded)\n", optarg);
+				fprintf(stderr, "tachyon-bpf: %s: unknown output format (supported: .folded, .json, .html)\n", optarg);
 				return 1;
 			}
 			o->outputs[o->noutputs++] = optarg;
@@ -154,6 +160,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_TOP:
 			if (parse_uint(optarg, 0, 1000, &o->top))
 				return die("--top takes a number");
+			break;
+		case OPT_BYLINE:
+			o->by_line = 1;
+			break;
+		case OPT_MINFRAC:
+			o->min_fraction = strtod(optarg, &end);
+			if (*end || o->min_fraction < 0 || o->min_fraction >= 1)
+				return die("--min-fraction takes a fraction from 0 to 1 (e.g. 0.001)");
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -233,7 +247,7 @@ static void default_output(struct options *o, char *buf, size_t len)
 	struct tm tm;
 
 	localtime_r(&now, &tm);
-	strftime(buf, len, "tachyon-bpf-%Y%m%d-%H%M%S.folded", &tm);
+	strftime(buf, len, "tachyon-bpf-%Y%m%d-%H%M%S.html", &tm);
 	o->outputs[o->noutputs++] = buf;
 }
 
@@ -256,6 +270,8 @@ int main(int argc, char **argv)
 	tb_profile_init(&prof);
 	prof.hz = o.hz;
 	prof.max_depth = o.max_depth;
+	prof.by_line = o.by_line;
+	prof.min_fraction = o.min_fraction;
 	so = (struct tb_sampler_opts){ o.hz, o.max_depth, o.ringbuf_mb, !o.no_opcodes };
 	s = tb_sampler_open(&so, &prof, err, sizeof(err));
 	if (!s)
@@ -290,6 +306,7 @@ int main(int argc, char **argv)
 	if (!o.quiet)
 		fprintf(stderr, "tachyon-bpf: sampling %u process%s at %u Hz%s\n", prof.nprocs,
 			prof.nprocs == 1 ? "" : "es", o.hz, o.duration > 0 ? "" : " (Ctrl-C to stop)");
+	prof.start_unix = (int64_t)time(NULL);
 	capture(&o, s, &prof, child);
 	prof.lost = tb_sampler_counter(s, TB_C_LOST);
 	tb_sampler_close(s);

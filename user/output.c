@@ -14,7 +14,8 @@ struct writer {
 static const struct writer writers[] = {
 	{ ".folded", tb_write_folded },
 	{ ".collapsed", tb_write_folded },
-	{ ".txt.folded", tb_write_folded },
+	{ ".json", tb_write_tree_json },
+	{ ".html", tb_write_html },
 };
 
 static const struct writer *find_writer(const char *path)
@@ -43,7 +44,7 @@ int tb_write_output(const struct tb_profile *p, const char *path, char *err, siz
 	int rc;
 
 	if (!w) {
-		snprintf(err, errlen, "%s: unknown output format (use .folded)", path);
+		snprintf(err, errlen, "%s: unknown output format (use .folded, .json or .html)", path);
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());

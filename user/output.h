@@ -10,6 +10,10 @@ int tb_write_output(const struct tb_profile *p, const char *path, char *err, siz
 int tb_output_supported(const char *path);
 /* Collapsed stacks (flamegraph.pl / speedscope): root first, "a;b;c N". */
 int tb_write_folded(const struct tb_profile *p, FILE *f);
+/* Tree JSON (docs/profile-json.md). */
+int tb_write_tree_json(const struct tb_profile *p, FILE *f);
+/* Self-contained flame graph page. */
+int tb_write_html(const struct tb_profile *p, FILE *f);
 /* End-of-capture summary for stderr. */
 void tb_write_summary(const struct tb_profile *p, FILE *f, unsigned top);
 

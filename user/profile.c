@@ -227,3 +227,16 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	p->threads[thread].python_samples++;
 	add_stack(p, thread, kind, depth);
 }
+
+int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
+{
+	const struct tb_sample_hdr *h = data;
+
+	if (size < sizeof(*h) || h->depth > TB_MAX_FRAMES ||
+	    size < sizeof(*h) + (size_t)h->depth * sizeof(struct tb_frame)) {
+		p->malformed++;
+		return -1;
+	}
+	tb_profile_add_sample(p, h, (const struct tb_frame *)(h + 1));
+	return 0;
+}

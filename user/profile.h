@@ -61,11 +61,15 @@ struct tb_profile {
 	uint64_t truncated, partial;
 	uint64_t frames, unresolved_frames;
 	uint64_t lost;             /* from the BPF counters, set at the end */
+	uint64_t malformed;        /* records with an impossible size or depth */
 	uint64_t first_ns, last_ns;
 	/* capture settings, for writers */
 	unsigned hz;
 	unsigned max_depth;
 	double duration_s;
+	int64_t start_unix;
+	int by_line;           /* tree nodes per (function, line) */
+	double min_fraction;   /* display pruning threshold */
 };
 
 void tb_profile_init(struct tb_profile *p);
@@ -73,6 +77,9 @@ void tb_profile_free(struct tb_profile *p);
 /* Register a process before its samples arrive. Returns its index. */
 uint32_t tb_profile_add_process(struct tb_profile *p, const struct tb_target *t);
 int tb_profile_find_process(const struct tb_profile *p, uint32_t pid);
+/* Account one raw ring-buffer record after checking its size and depth.
+ * Returns 0, or -1 for a malformed record (counted, otherwise ignored). */
+int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size);
 /* Account one ring-buffer record. */
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 			   const struct tb_frame *frames);

@@ -33,15 +33,8 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct tb_sampler *s = ctx;
-	const struct tb_sample_hdr *h = data;
-	size_t need;
 
-	if (size < sizeof(*h))
-		return 0;
-	need = sizeof(*h) + (size_t)h->depth * sizeof(struct tb_frame);
-	if (h->depth > TB_MAX_FRAMES || need > size)
-		return 0;
-	tb_profile_add_sample(s->prof, h, (const struct tb_frame *)(h + 1));
+	tb_profile_add_record(s->prof, data, size);
 	return 0;
 }
 

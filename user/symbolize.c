@@ -110,22 +110,29 @@ static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb
 	return 0;
 }
 
-uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout *l,
-		     uint64_t pycode_type, uint64_t addr, uint16_t code_id)
+/* Find (pid, addr, code_id); *slot receives the index slot to fill if absent. */
+static int lookup(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id, uint32_t *slot)
 {
 	uint32_t j;
-	struct tb_code *c;
-	int rc;
 
-	s->lookups++;
 	if ((s->n + 1) * 2 >= s->nslots)
 		grow_slots(s);
 	j = (uint32_t)key_hash(pid, addr, code_id) & (s->nslots - 1);
 	for (; s->slots[j]; j = (j + 1) & (s->nslots - 1)) {
-		c = &s->codes[s->slots[j] - 1];
+		const struct tb_code *c = &s->codes[s->slots[j] - 1];
+
 		if (c->pid == pid && c->addr == addr && c->code_id == code_id && !c->dead)
-			return s->slots[j] - 1;
+			return (int)(s->slots[j] - 1);
 	}
+	*slot = j;
+	return -1;
+}
+
+static struct tb_code *append(struct tb_symbolizer *s, uint32_t slot, pid_t pid, uint64_t addr,
+			      uint16_t code_id, int py_minor)
+{
+	struct tb_code *c;
+
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 1024;
 		s->codes = realloc(s->codes, s->cap * sizeof(*s->codes));
@@ -137,12 +144,52 @@ uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout 
 	c->pid = pid;
 	c->addr = addr;
 	c->code_id = code_id;
-	c->py_minor = (uint8_t)l->minor;
+	c->py_minor = (uint8_t)py_minor;
+	s->slots[slot] = ++s->n;
+	return c;
+}
+
+uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout *l,
+		     uint64_t pycode_type, uint64_t addr, uint16_t code_id)
+{
+	uint32_t slot;
+	int found = lookup(s, pid, addr, code_id, &slot);
+	struct tb_code *c;
+	int rc;
+
+	s->lookups++;
+	if (found >= 0)
+		return (uint32_t)found;
+	c = append(s, slot, pid, addr, code_id, (int)l->minor);
 	s->reads++;
 	rc = read_code(s, c, l, pycode_type);
 	if (rc)
 		placeholder(s, c, rc == -2 ? "stale code" : "unreadable code");
-	s->slots[j] = ++s->n;
+	return s->n - 1;
+}
+
+uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
+		       int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
+		       const unsigned char *linetable, uint32_t linetable_len)
+{
+	uint32_t slot;
+	int found = lookup(s, pid, addr, code_id, &slot);
+	struct tb_code *c;
+
+	if (found >= 0)
+		return (uint32_t)found;
+	c = append(s, slot, pid, addr, code_id, py_minor);
+	c->qualname = tb_strtab_intern(s->strs, qualname);
+	c->filename = tb_strtab_intern(s->strs, filename);
+	c->firstlineno = firstlineno;
+	if (linetable && linetable_len) {
+		c->linetable = malloc(linetable_len);
+		if (!c->linetable)
+			abort();
+		memcpy(c->linetable, linetable, linetable_len);
+		c->linetable_len = linetable_len;
+	}
+	c->resolved = 1;
 	return s->n - 1;
 }
 

@@ -37,6 +37,10 @@ void tb_sym_free(struct tb_symbolizer *s);
 /* Index of the code object (reading it from the target on first sight). */
 uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout *l,
 		     uint64_t pycode_type, uint64_t addr, uint16_t code_id);
+/* Add a known code object (capture files, tests): returns its index. */
+uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
+		       int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
+		       const unsigned char *linetable, uint32_t linetable_len);
 /* Location of byte offset `offset` in code `idx`. */
 void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset,
 		     struct tb_location *loc);
