@@ -311,3 +311,16 @@ int tb_sample(struct bpf_perf_event_data *ctx)
 		count(TB_C_LOST);
 	return 0;
 }
+
+/* The floor for benchmarks: the same pid filter, nothing else. Loaded only
+ * when the agent asks for it (--bench-floor). */
+SEC("perf_event")
+int tb_floor(struct bpf_perf_event_data *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	count(TB_C_SAMPLES);
+	return 0;
+}

@@ -106,13 +106,14 @@ static void write_meta(FILE *f, const struct tb_tree *t)
 	fprintf(f, ",\"start_unix\":%lld,\"samples\":%llu,\"python_samples\":%llu,"
 		"\"no_python_samples\":%llu,\"lost\":%llu,\"truncated\":%llu,\"partial\":%llu,"
 		"\"frames\":%llu,\"unresolved_frames\":%llu,\"max_depth\":%u,\"by_line\":%s,"
-		"\"min_fraction\":%g,\"pruned_nodes\":%u,\"functions\":%u,\"processes\":[",
+		"\"min_fraction\":%g,\"pruned_nodes\":%u,\"functions\":%u,\"agent_cpu_s\":%.4f,"
+		"\"processes\":[",
 		(long long)p->start_unix, (unsigned long long)p->samples,
 		(unsigned long long)p->python_samples, (unsigned long long)p->no_python,
 		(unsigned long long)p->lost, (unsigned long long)p->truncated,
 		(unsigned long long)p->partial, (unsigned long long)p->frames,
 		(unsigned long long)p->unresolved_frames, p->max_depth, t->by_line ? "true" : "false",
-		t->min_fraction, t->pruned, t->funcs.n);
+		t->min_fraction, t->pruned, t->funcs.n, p->agent_cpu_s);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
 

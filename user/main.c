@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,7 +21,8 @@
 #define MAX_PIDS 256
 
 struct options {
-	unsigned hz, max_depth, ringbuf_mb, top;
+	unsigned hz, max_depth, ringbuf_mb, top, cpu_plus1;
+	int floor;
 	double duration;
 	int all_python, quiet, no_opcodes, by_line;
 	double min_fraction;
@@ -55,6 +57,8 @@ static void usage(FILE *f)
 		"      --no-opcodes         do not read the executing opcode byte\n"
 		"      --by-line            one tree node per (function, line), like py-spy\n"
 		"      --min-fraction F     hide nodes below F of all samples (default 0.001)\n"
+		"      --cpu N              sample only on CPU N (benchmarks)\n"
+		"      --bench-floor        attach an empty program instead (benchmarks)\n"
 		"      --ringbuf-mb N       ring buffer size in MiB (default 4)\n"
 		"      --top N              functions listed in the summary (default 10)\n"
 		"  -q, --quiet              no progress or summary on stderr\n"
@@ -94,7 +98,7 @@ static int parse_pids(struct options *o, char *arg)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC };
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR };
 	static const struct option longs[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "all-python", no_argument, 0, 'a' },
@@ -106,6 +110,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "ringbuf-mb", required_argument, 0, OPT_RB },
 		{ "top", required_argument, 0, OPT_TOP },
 		{ "by-line", no_argument, 0, OPT_BYLINE },
+		{ "cpu", required_argument, 0, OPT_CPU },
+		{ "bench-floor", no_argument, 0, OPT_FLOOR },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
@@ -160,6 +166,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_TOP:
 			if (parse_uint(optarg, 0, 1000, &o->top))
 				return die("--top takes a number");
+			break;
+		case OPT_CPU:
+			if (parse_uint(optarg, 0, 4095, &o->cpu_plus1))
+				return die("--cpu takes a CPU number");
+			o->cpu_plus1++;
+			break;
+		case OPT_FLOOR:
+			o->floor = 1;
 			break;
 		case OPT_BYLINE:
 			o->by_line = 1;
@@ -241,6 +255,16 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 	p->duration_s = now_s() - start;
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static void default_output(struct options *o, char *buf, size_t len)
 {
 	time_t now = time(NULL);
@@ -272,7 +296,8 @@ int main(int argc, char **argv)
 	prof.max_depth = o.max_depth;
 	prof.by_line = o.by_line;
 	prof.min_fraction = o.min_fraction;
-	so = (struct tb_sampler_opts){ o.hz, o.max_depth, o.ringbuf_mb, !o.no_opcodes };
+	so = (struct tb_sampler_opts){ o.hz, o.max_depth, o.ringbuf_mb, !o.no_opcodes,
+				       (int)o.cpu_plus1 - 1, o.floor };
 	s = tb_sampler_open(&so, &prof, err, sizeof(err));
 	if (!s)
 		return die(err);
@@ -304,10 +329,13 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!o.quiet)
-		fprintf(stderr, "tachyon-bpf: sampling %u process%s at %u Hz%s\n", prof.nprocs,
-			prof.nprocs == 1 ? "" : "es", o.hz, o.duration > 0 ? "" : " (Ctrl-C to stop)");
+		fprintf(stderr, "tachyon-bpf: sampling %u process%s at %u Hz%s (BPF program id %d)\n",
+			prof.nprocs, prof.nprocs == 1 ? "" : "es", o.hz,
+			o.duration > 0 ? "" : ", Ctrl-C to stop", tb_sampler_prog_id(s));
 	prof.start_unix = (int64_t)time(NULL);
+	prof.agent_cpu_s = cpu_seconds();
 	capture(&o, s, &prof, child);
+	prof.agent_cpu_s = cpu_seconds() - prof.agent_cpu_s;
 	prof.lost = tb_sampler_counter(s, TB_C_LOST);
 	tb_sampler_close(s);
 

@@ -68,6 +68,7 @@ struct tb_profile {
 	unsigned max_depth;
 	double duration_s;
 	int64_t start_unix;
+	double agent_cpu_s;    /* user+system CPU of the agent during the capture */
 	int by_line;           /* tree nodes per (function, line) */
 	double min_fraction;   /* display pruning threshold */
 };

@@ -78,6 +78,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->skel->rodata->max_depth = o->max_depth;
 	s->skel->rodata->read_opcodes = o->read_opcodes ? 1 : 0;
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	bpf_program__set_autoload(o->floor ? s->skel->progs.tb_sample : s->skel->progs.tb_floor, false);
 	rc = tachyon_bpf__load(s->skel);
 	if (rc) {
 		int e = -rc > 0 ? -rc : errno;
@@ -92,6 +93,9 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	if (!s->links || !s->pfds)
 		goto fail;
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		s->pfds[cpu] = -1;
+		if (o->cpu >= 0 && cpu != o->cpu)
+			continue;
 		s->pfds[cpu] = open_perf_event(cpu, o->hz);
 		if (s->pfds[cpu] < 0) {
 			if (errno == ENODEV || errno == EINVAL)
@@ -100,7 +104,8 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 				 explain(errno));
 			goto fail;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.tb_sample, s->pfds[cpu]);
+		s->links[cpu] = bpf_program__attach_perf_event(o->floor ? s->skel->progs.tb_floor :
+							       s->skel->progs.tb_sample, s->pfds[cpu]);
 		if (!s->links[cpu]) {
 			snprintf(err, errlen, "cannot attach to the perf event on CPU %d: %s", cpu,
 				 explain(errno));
@@ -155,9 +160,18 @@ uint64_t tb_sampler_counter(struct tb_sampler *s, int idx)
 	return sum;
 }
 
-int tb_sampler_prog_fd(struct tb_sampler *s)
+int tb_sampler_prog_id(struct tb_sampler *s)
 {
-	return bpf_program__fd(s->skel->progs.tb_sample);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(s->skel->progs.tb_sample);
+
+	if (fd < 0)
+		fd = bpf_program__fd(s->skel->progs.tb_floor);
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	return (int)info.id;
 }
 
 void tb_sampler_close(struct tb_sampler *s)
@@ -169,7 +183,7 @@ void tb_sampler_close(struct tb_sampler *s)
 	for (int i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (int i = 0; s->pfds && i < s->ncpus; i++)
-		if (s->pfds[i] > 0)
+		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	free(s->links);
 	free(s->pfds);

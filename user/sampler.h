@@ -12,6 +12,8 @@ struct tb_sampler_opts {
 	unsigned max_depth;
 	unsigned ringbuf_mb;
 	int read_opcodes;
+	int cpu;              /* -1: every CPU; else only this one (benchmarks) */
+	int floor;            /* attach the empty floor program instead (benchmarks) */
 };
 
 /* Load and verify the BPF program and attach it on every online CPU.
@@ -26,8 +28,8 @@ void tb_sampler_remove(struct tb_sampler *s, pid_t pid);
 int tb_sampler_poll(struct tb_sampler *s, int timeout_ms);
 /* Sum a BPF counter (enum tb_counter) over CPUs. */
 uint64_t tb_sampler_counter(struct tb_sampler *s, int idx);
-/* The program's id, for bpftool / bpf_stats. */
-int tb_sampler_prog_fd(struct tb_sampler *s);
+/* The loaded program's id, for bpftool / bpf_stats. */
+int tb_sampler_prog_id(struct tb_sampler *s);
 void tb_sampler_close(struct tb_sampler *s);
 
 #endif
