@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# install-deps.sh: installs what building and testing tachyon-bpf needs on
+# Debian 12 (apt-get, as root). Quick when everything is already there.
+# Usage: scripts/install-deps.sh [build|test]
+set -euo pipefail
+what=${1:-build}
+pkgs=(make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config python3 util-linux)
+if [ "$what" = test ]; then
+	pkgs+=(libcmocka-dev chromium nodejs npm dpkg-dev ca-certificates valgrind)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# node/npm may come from elsewhere (nodesource): accept working binaries
+if [ "$what" = test ] && command -v node >/dev/null && command -v npm >/dev/null; then
+	missing=("${missing[@]/nodejs/}"); missing=("${missing[@]/npm/}")
+fi
+read -r -a missing <<<"${missing[*]:-}"
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "install-deps: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

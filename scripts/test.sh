@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# test.sh: the one command that runs every test on a fresh Debian 12 machine:
+# installs the packages it needs, fetches the extra CPython versions, builds,
+# then runs the unit, cross-check, integration and browser suites for real
+# (as root: the integration tests load the BPF program).  Ends with
+# "total: N passed, N failed"; exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "test: run as root (sudo): tests load the BPF program" >&2; exit 1; }
+
+passed=0
+failed=0
+failures=()
+log_dir=$(mktemp -d /tmp/tb-test.XXXXXX)
+
+tally() { # name rc passed failed
+	passed=$((passed + $3))
+	failed=$((failed + $4))
+	if [ "$2" -ne 0 ] && [ "$4" -eq 0 ]; then failed=$((failed + 1)); fi
+	if [ "$2" -ne 0 ] || [ "$4" -ne 0 ]; then failures+=("$1"); fi
+	echo "== $1: rc=$2 passed=$3 failed=$4"
+}
+
+suite() { # name command...: a suite counted as one test
+	local name=$1 rc
+	shift
+	echo "== running $name"
+	"$@" 2>&1 | tee "$log_dir/$name.log"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -eq 0 ]; then tally "$name" 0 1 0; else tally "$name" "$rc" 0 0; fi
+}
+
+set -e
+bash scripts/install-deps.sh test
+bash tests/setup-pythons.sh || echo "test: some sid Pythons could not be set up (see above)"
+make -s
+set +e
+
+# cmocka unit tests: count their tests
+make -s $(ls tests/unit/test_*.c | sed 's#tests/unit/\(.*\)\.c#build/tests/\1#') || failed=$((failed + 1))
+for t in build/tests/test_*; do
+	out=$("$t" 2>&1)
+	rc=$?
+	echo "$out" | tail -3
+	run=$(echo "$out" | sed -n 's/.*\[==========\] \([0-9]*\) test(s) run.*/\1/p' | tail -1)
+	bad=$(echo "$out" | sed -n 's/.*\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' | tail -1)
+	tally "unit $(basename "$t")" "$rc" $(( ${run:-0} - ${bad:-0} )) "${bad:-0}"
+done
+
+suite linetable-vs-cpython bash tests/linetable/run.sh
+suite layout-vs-headers bash tests/layout/check_headers.sh
+
+# integration: real BPF, real Python processes
+echo "== running integration"
+/usr/bin/python3 tests/integration/run.py 2>&1 | tee "$log_dir/integration.log"
+rc=${PIPESTATUS[0]}
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/integration.log" | tail -1)
+tally integration "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
+
+# browser: pages made from real captures
+if [ -f tests/browser/run.sh ]; then
+	echo "== running browser"
+	bash tests/browser/run.sh 2>&1 | tee "$log_dir/browser.log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/browser.log" | tail -1)
+	tally browser "$rc" "$(echo "${line:-0 passed, 0 failed}" | awk '{print $1}')" \
+		"$(echo "${line:-0 passed, 0 failed}" | awk '{print $3}')"
+fi
+
+echo
+[ "${#failures[@]}" -eq 0 ] || echo "failed suites: ${failures[*]}"
+echo "logs: $log_dir"
+echo "total: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
