@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "commands.h"
 #include "launch.h"
 #include "output.h"
 #include "profile.h"
@@ -47,6 +48,7 @@ static void usage(FILE *f)
 		"usage: tachyon-bpf [OPTIONS] -- CMD [ARGS...]\n"
 		"       tachyon-bpf [OPTIONS] -p PID[,PID...]\n"
 		"       tachyon-bpf [OPTIONS] --all-python\n"
+		"       tachyon-bpf render CAPTURE.tbp -o OUT...\n"
 		"Samples the Python stacks of CPython 3.10-3.15 processes from a BPF program.\n\n"
 		"  -p, --pid PID[,PID...]   profile running processes\n"
 		"  -a, --all-python         profile every Python process running at start\n"
@@ -275,6 +277,14 @@ static void default_output(struct options *o, char *buf, size_t len)
 	o->outputs[o->noutputs++] = buf;
 }
 
+/* Subcommands that do not sample: each lives in its own cmd_*.c. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} subcommands[] = {
+	{ "render", tb_cmd_render },
+};
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -285,6 +295,9 @@ int main(int argc, char **argv)
 	pid_t child = 0;
 	int rc = 0, child_status = 0;
 
+	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (strcmp(argv[1], subcommands[i].name) == 0)
+			return subcommands[i].run(argc - 1, argv + 1);
 	if (parse_args(argc, argv, &o))
 		return 2;
 	if (geteuid() != 0)

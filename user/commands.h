@@ -1,0 +1,8 @@
+/* commands.h: subcommands of tachyon-bpf that do not sample. */
+#ifndef TB_COMMANDS_H
+#define TB_COMMANDS_H
+
+/* tachyon-bpf render CAPTURE -o OUT... (argv[0] is "render") */
+int tb_cmd_render(int argc, char **argv);
+
+#endif
