@@ -17,6 +17,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 max_depth = TB_DEFAULT_DEPTH;
 const volatile __u32 read_opcodes = 1;
+/* Which new processes to report: TB_FOLLOW_* (include/tachyon.h). */
+const volatile __u32 follow_mode = 0;
+/* Wall mode: also record stacks at switch-out, weighted by time off CPU. */
+const volatile __u32 wall_mode = 0;
 
 /* Re-walk the thread list of a thread with no state at most this often. */
 #define TSTATE_RETRY_NS (50ull * 1000 * 1000)
@@ -38,6 +42,22 @@ struct {
 	__type(value, struct tb_thread);
 } threads SEC(".maps");
 
+/* Processes whose children are followed (--subprocesses), key: tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} followed SEC(".maps");
+
+/* Wall mode: when a profiled thread went off CPU, key: tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} off_cpu_since SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20); /* the agent resizes it before load */
@@ -58,8 +78,11 @@ struct scratch {
 	__u64 frame;      /* next frame to visit */
 	__u64 tstate;     /* thread-list walk cursor */
 	__u64 fsbase;
+	__u64 gil;        /* the GIL struct of this thread's interpreter, 0: none */
 	__u32 flags;
 	__u32 depth;
+	__u8 tbuf[TB_TSTATE_BUF + 8];
+	__u8 gbuf[64];
 	__u8 fbuf[TB_FRAME_BUF + 8];
 	__u8 cbuf[TB_CODE_BUF + 8];
 };
@@ -98,6 +121,11 @@ static __always_inline __u64 buf_u64(__u8 *buf, __u16 off)
 static __always_inline __u32 buf_u32(__u8 *buf, __u16 off)
 {
 	return *(__u32 *)(buf + (off & (TB_FRAME_BUF - 1)));
+}
+
+static __always_inline __u64 tbuf_u64(__u8 *buf, __u16 off)
+{
+	return *(__u64 *)(buf + (off & (TB_TSTATE_BUF - 1)));
 }
 
 static __always_inline __u8 buf_u8(__u8 *buf, __u16 off)
@@ -145,6 +173,16 @@ static __always_inline __u64 walk_threads(struct scratch *s, __u64 runtime)
 	return 0;
 }
 
+/* Read the thread state's prefix into tbuf; true if it still belongs to
+ * this thread (thread_id == fs base). */
+static __always_inline int load_tstate(struct scratch *s, __u64 tstate)
+{
+	if (bpf_probe_read_user(s->tbuf, s->off.tstate_read_size & (TB_TSTATE_BUF - 1),
+				(void *)tstate))
+		return 0;
+	return tbuf_u64(s->tbuf, s->off.tstate_thread_id) == s->fsbase;
+}
+
 static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32 tid)
 {
 	struct tb_thread *cached = bpf_map_lookup_elem(&threads, &tid);
@@ -152,8 +190,7 @@ static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32
 	__u64 now = bpf_ktime_get_ns();
 
 	if (cached && cached->fsbase == s->fsbase) {
-		if (cached->tstate &&
-		    read_ptr(cached->tstate + s->off.tstate_thread_id) == s->fsbase)
+		if (cached->tstate && load_tstate(s, cached->tstate))
 			return cached->tstate;
 		if (!cached->tstate && now - cached->miss_ns < TSTATE_RETRY_NS)
 			return 0;
@@ -161,10 +198,47 @@ static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32
 	count(TB_C_TSTATE_WALKS);
 	entry.fsbase = s->fsbase;
 	entry.tstate = walk_threads(s, runtime);
+	if (entry.tstate && !load_tstate(s, entry.tstate))
+		entry.tstate = 0;
 	if (!entry.tstate)
 		entry.miss_ns = now;
 	bpf_map_update_elem(&threads, &tid, &entry, BPF_ANY);
 	return entry.tstate;
+}
+
+/* GIL holder, collection running, exception being handled: flags read
+ * from the interpreter's own state. */
+static __always_inline void thread_status(struct scratch *s, const struct tb_proc *proc, __u64 tstate)
+{
+	struct tb_py_offsets *off = &s->off;
+	__u64 interp = tbuf_u64(s->tbuf, off->tstate_interp), exc;
+
+	s->gil = 0;
+	if (off->runtime_gil != TB_NO_OFFSET)
+		s->gil = proc->runtime_addr + off->runtime_gil;
+	else if (off->interp_ceval_gil != TB_NO_OFFSET && interp)
+		s->gil = read_ptr(interp + off->interp_ceval_gil);
+	if (s->gil && !bpf_probe_read_user(s->gbuf, sizeof(s->gbuf), (void *)s->gil)) {
+		__u32 locked = *(__u32 *)(s->gbuf + (off->gil_locked & 31));
+		__u64 holder = *(__u64 *)(s->gbuf + (off->gil_holder & 31));
+
+		if (locked && holder == tstate)
+			s->flags |= TB_F_GIL_HELD;
+	}
+	if (interp && off->interp_gc_collecting != TB_NO_OFFSET) {
+		__u32 collecting = 0;
+
+		if (!bpf_probe_read_user(&collecting, sizeof(collecting),
+					 (void *)(interp + off->interp_gc_collecting)) && collecting)
+			s->flags |= TB_F_GC;
+	}
+	exc = tbuf_u64(s->tbuf, off->tstate_exc_info);
+	if (exc && off->tstate_exc_info != TB_NO_OFFSET) {
+		__u64 value = read_ptr(exc + off->stackitem_exc_value);
+
+		if (value && value != proc->none_addr)
+			s->flags |= TB_F_EXCEPTION;
+	}
 }
 
 /* bpf_loop callback: visit one frame, record it unless it is a shim. */
@@ -251,46 +325,82 @@ static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
 	hdr->ns_pid = BPF_CORE_READ(gpid, numbers[level].nr);
 }
 
-SEC("perf_event")
-int tb_sample(struct bpf_perf_event_data *ctx)
+static __always_inline void fill_header(struct scratch *s, __u32 pid, __u32 tid, __u8 type,
+					__u64 value)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
-	struct tb_proc *proc;
-	struct scratch *s;
-	struct task_struct *task;
-	__u64 tstate, frame, size;
-
-	proc = bpf_map_lookup_elem(&procs, &pid);
-	if (!proc)
-		return 0;
-	s = bpf_map_lookup_elem(&scratch_map, &zero);
-	if (!s)
-		return 0;
-	count(TB_C_SAMPLES);
-
-	s->off = proc->off;
-	s->pycode_type = proc->pycode_type;
-	s->flags = 0;
-	s->depth = 0;
 	s->sample.hdr.time_ns = bpf_ktime_get_ns();
+	s->sample.hdr.value = value;
 	s->sample.hdr.pid = pid;
 	s->sample.hdr.tid = tid;
-	s->sample.hdr.cpu = bpf_get_smp_processor_id();
+	s->sample.hdr.cpu = (__u16)bpf_get_smp_processor_id();
+	s->sample.hdr.type = type;
+	s->sample.hdr.flags = 0;
+	s->sample.hdr.depth = 0;
 	fill_ns_ids(&s->sample.hdr);
+}
 
-	task = (struct task_struct *)bpf_get_current_task();
+/* Waking the agent per record costs a context switch per sample (and in
+ * wall mode feeds itself: the agent's wake-up switches a profiled thread
+ * out). The agent drains on a timer; wake it only when the ring fills up. */
+static __always_inline __u64 wakeup_flag(void)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+
+	return avail > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit(struct scratch *s)
+{
+	__u64 size = sizeof(struct tb_sample_hdr) +
+		     (__u64)(s->depth & (TB_MAX_FRAMES - 1)) * sizeof(struct tb_frame);
+
+	s->sample.hdr.flags = s->flags;
+	s->sample.hdr.depth = s->depth;
+	if (s->depth >= TB_MAX_FRAMES)
+		size = sizeof(struct tb_sample);
+	if (bpf_ringbuf_output(&events, &s->sample, size, wakeup_flag()))
+		count(TB_C_LOST);
+}
+
+/* Walk the current task's Python stack into a record and submit it. */
+static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u32 tid, __u32 flags,
+					   __u64 value)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
+	__u64 tstate, frame;
+
+	if (!s)
+		return;
+	count(TB_C_SAMPLES);
+	s->off = proc->off;
+	s->pycode_type = proc->pycode_type;
+	s->flags = flags;
+	s->depth = 0;
+	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
 	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
 	tstate = find_tstate(s, proc->runtime_addr, tid);
 	if (!tstate) {
 		s->flags |= TB_F_NO_TSTATE;
 		count(TB_C_NO_TSTATE);
 	} else {
-		frame = read_ptr(tstate + s->off.tstate_frame);
-		if (frame && s->off.cframe_current_frame != TB_NO_OFFSET)
-			frame = read_ptr(frame + s->off.cframe_current_frame);
 		struct loop_ctx ctx = { s };
 
+		thread_status(s, proc, tstate);
+		if ((s->flags & TB_F_OFF_CPU) && s->gil) {
+			/* blocked in futex() on the GIL's mutex or condition? */
+			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+			long nr = BPF_CORE_READ(regs, orig_ax);
+			__u64 uaddr = BPF_CORE_READ(regs, di);
+
+			if (nr == 202 /* futex */ && uaddr >= s->gil && uaddr < s->gil + 256)
+				s->flags |= TB_F_GIL_WAIT;
+		}
+		frame = tbuf_u64(s->tbuf, s->off.tstate_frame);
+		if (frame && s->off.cframe_current_frame != TB_NO_OFFSET)
+			frame = read_ptr(frame + s->off.cframe_current_frame);
 		s->frame = frame;
 		bpf_loop(max_depth + SHIM_SLACK, visit_frame, &ctx, 0);
 		if (s->frame && !(s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME)))
@@ -300,15 +410,113 @@ int tb_sample(struct bpf_perf_event_data *ctx)
 		count(TB_C_TRUNCATED);
 	if (s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME))
 		count(TB_C_READ_ERROR);
+	submit(s);
+}
 
-	s->sample.hdr.flags = s->flags;
-	s->sample.hdr.depth = s->depth;
-	size = sizeof(struct tb_sample_hdr) +
-	       (__u64)(s->depth & (TB_MAX_FRAMES - 1)) * sizeof(struct tb_frame);
-	if (s->depth >= TB_MAX_FRAMES)
-		size = sizeof(struct tb_sample);
-	if (bpf_ringbuf_output(&events, &s->sample, size, 0))
+SEC("perf_event")
+int tb_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32;
+	struct tb_proc *proc = bpf_map_lookup_elem(&procs, &pid);
+
+	if (proc)
+		sample_current(proc, pid, (__u32)pid_tgid, 0, 0);
+	return 0;
+}
+
+/* A small record with no frames (lifecycle, wake-ups). */
+static __always_inline void emit_event(__u32 pid, __u32 tid, __u8 type, __u64 value)
+{
+	struct tb_sample_hdr h = {};
+
+	h.time_ns = bpf_ktime_get_ns();
+	h.value = value;
+	h.pid = pid;
+	h.tid = tid;
+	h.type = type;
+	h.cpu = (__u16)bpf_get_smp_processor_id();
+	if (bpf_ringbuf_output(&events, &h, sizeof(h), wakeup_flag()))
 		count(TB_C_LOST);
+}
+
+/* Wall mode: a profiled thread leaves the CPU (current == prev here):
+ * record its stack now, its weight comes with the wake-up. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tb_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 prev_pid = prev->tgid, next_pid = next->tgid, tid;
+	struct tb_proc *proc;
+	__u64 now, *since;
+
+	proc = bpf_map_lookup_elem(&procs, &prev_pid);
+	if (proc && (__u32)prev->pid == (__u32)bpf_get_current_pid_tgid()) {
+		tid = prev->pid;
+		now = bpf_ktime_get_ns();
+		bpf_map_update_elem(&off_cpu_since, &tid, &now, BPF_ANY);
+		sample_current(proc, prev_pid, tid, TB_F_OFF_CPU, 0);
+	}
+	if (!bpf_map_lookup_elem(&procs, &next_pid))
+		return 0;
+	tid = next->pid;
+	since = bpf_map_lookup_elem(&off_cpu_since, &tid);
+	if (since) {
+		now = bpf_ktime_get_ns();
+		emit_event(next_pid, tid, TB_REC_WAKE, now - *since);
+		bpf_map_delete_elem(&off_cpu_since, &tid);
+	}
+	return 0;
+}
+
+/* New processes: a child of a followed process is followed too, and a
+ * profiled parent's layout is valid in a fork()ed child at once. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(tb_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = parent->tgid, cpid = child->tgid, one = 1;
+	struct tb_proc *proc;
+
+	if (child->pid != child->tgid)
+		return 0; /* a thread, not a process */
+	if (follow_mode == TB_FOLLOW_CHILDREN && bpf_map_lookup_elem(&followed, &ppid))
+		bpf_map_update_elem(&followed, &cpid, &one, BPF_ANY);
+	if (follow_mode == TB_FOLLOW_NONE)
+		return 0;
+	proc = bpf_map_lookup_elem(&procs, &ppid);
+	if (proc) {
+		struct tb_proc copy = *proc;
+
+		bpf_map_update_elem(&procs, &cpid, &copy, BPF_ANY);
+		emit_event(cpid, cpid, TB_REC_FORK, ppid);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(tb_exec, struct task_struct *p)
+{
+	__u32 pid = p->tgid;
+
+	/* the old image's layout is void */
+	bpf_map_delete_elem(&procs, &pid);
+	if (follow_mode == TB_FOLLOW_ALL ||
+	    (follow_mode == TB_FOLLOW_CHILDREN && bpf_map_lookup_elem(&followed, &pid)))
+		emit_event(pid, pid, TB_REC_EXEC, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tb_exit, struct task_struct *p)
+{
+	__u32 pid = p->tgid, tid = p->pid;
+
+	if (p->pid == p->tgid)
+		bpf_map_delete_elem(&followed, &pid);
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	bpf_map_delete_elem(&off_cpu_since, &tid);
+	if (p->pid == p->tgid)
+		emit_event(pid, tid, TB_REC_EXIT, 0);
 	return 0;
 }
 

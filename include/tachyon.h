@@ -25,7 +25,19 @@
 #define TB_F_READ_ERROR (1u << 1) /* a frame or code object could not be read */
 #define TB_F_NO_TSTATE  (1u << 2) /* thread has no Python thread state */
 #define TB_F_BAD_FRAME  (1u << 3) /* frame failed validation (code type) */
-#define TB_F_GIL_HELD   (1u << 4) /* thread holds the GIL (issue 7) */
+#define TB_F_GIL_HELD   (1u << 4) /* thread holds the GIL */
+#define TB_F_GIL_WAIT   (1u << 5) /* thread is blocked on (or spinning for) the GIL */
+#define TB_F_GC         (1u << 6) /* a collection is running in its interpreter */
+#define TB_F_EXCEPTION  (1u << 7) /* an exception is being handled */
+#define TB_F_OFF_CPU    (1u << 8) /* taken at a switch-out (wall mode): weight follows */
+#define TB_F_NO_GIL     (1u << 9) /* interpreter has no GIL (free-threaded) */
+
+/* Record types. */
+#define TB_REC_SAMPLE 0  /* a stack (on-CPU sample, or off-CPU stack at switch-out) */
+#define TB_REC_WAKE   1  /* thread back on CPU: value = ns spent off CPU */
+#define TB_REC_EXEC   2  /* pid exec'd a new image: discover it */
+#define TB_REC_EXIT   3  /* process exited */
+#define TB_REC_FORK   4  /* pid is a new child of a followed process: value = parent */
 
 /* Frame flags. */
 #define TB_FF_NO_OPCODE (1u << 0) /* opcode byte could not be read */
@@ -41,11 +53,14 @@ struct tb_frame {
 
 struct tb_sample_hdr {
 	__u64 time_ns;   /* bpf_ktime_get_ns() */
+	__u64 value;     /* per type: TB_REC_WAKE off-CPU ns, TB_REC_FORK parent pid */
 	__u32 pid;       /* host (init namespace) tgid */
 	__u32 tid;       /* host tid */
 	__u32 ns_pid;    /* tgid in the task's own pid namespace */
 	__u32 ns_tid;    /* tid in the task's own pid namespace */
-	__u32 cpu;
+	__u16 cpu;
+	__u8 type;       /* TB_REC_* */
+	__u8 reserved;
 	__u16 flags;     /* TB_F_* */
 	__u16 depth;     /* number of frames that follow */
 };
@@ -55,6 +70,11 @@ struct tb_sample {
 	struct tb_sample_hdr hdr;
 	struct tb_frame frames[TB_MAX_FRAMES];
 };
+
+/* follow_mode: which new processes the BPF program reports. */
+#define TB_FOLLOW_NONE     0
+#define TB_FOLLOW_ALL      1 /* every exec on the host (--all-python) */
+#define TB_FOLLOW_CHILDREN 2 /* descendants of followed processes (--subprocesses) */
 
 /* Frame layout families. */
 #define TB_FRAME_OBJECT  0 /* 3.10: PyFrameObject, f_lasti in code units */
@@ -89,8 +109,20 @@ struct tb_py_offsets {
 	__u8 code_tag_mask;            /* low bits to clear from frame_code (3.14+: 3) */
 	__u8 frame_read_size;          /* bytes of a frame read in one go (<= TB_FRAME_BUF) */
 	__u8 code_read_size;           /* bytes of a code object header read in one go */
-	__u8 pad[4];
+	__u8 tstate_read_size;         /* bytes of a thread state read in one go */
+	__u8 pad[3];
+	/* thread status (GIL, GC, exception) */
+	__u16 tstate_interp;           /* PyThreadState -> interp */
+	__u16 tstate_exc_info;         /* PyThreadState -> exc_info (_PyErr_StackItem*) */
+	__u16 stackitem_exc_value;     /* _PyErr_StackItem -> exc_value */
+	__u16 runtime_gil;             /* <= 3.11: the GIL struct's offset in _PyRuntime */
+	__u16 interp_ceval_gil;        /* 3.12+: interp -> struct _gil_runtime_state* */
+	__u16 gil_locked;              /* inside the GIL struct: locked (int) */
+	__u16 gil_holder;              /* inside the GIL struct: last_holder (tstate*) */
+	__u16 interp_gc_collecting;    /* interp -> gc.collecting (int) */
 };
+
+#define TB_TSTATE_BUF 256
 
 /* Largest frame / code-object prefix read in one bpf_probe_read_user. */
 #define TB_FRAME_BUF 128
@@ -111,6 +143,7 @@ static inline __u16 tb_code_id(__u32 firstlineno, __u32 argcount, __u32 version)
 struct tb_proc {
 	__u64 runtime_addr;            /* &_PyRuntime in the target */
 	__u64 pycode_type;             /* &PyCode_Type, 0: do not check */
+	__u64 none_addr;               /* &_Py_NoneStruct, 0: unknown */
 	struct tb_py_offsets off;
 };
 

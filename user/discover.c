@@ -187,6 +187,8 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 		t->shared_lib = strstr(base_name(maps[i].path), ".so") != NULL;
 		if (!tb_elf_symbol(&e, "PyCode_Type", &sym, NULL))
 			t->pycode_type = sym + bias;
+		if (!tb_elf_symbol(&e, "_Py_NoneStruct", &sym, NULL))
+			t->none_addr = sym + bias;
 		rc = detect_version(pid, &e, bias, &hex);
 		tb_elf_close(&e);
 		if (rc) {
@@ -201,31 +203,48 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 	return 1;
 }
 
+/* Bytes to read so that every listed field (8 bytes wide at most) is covered. */
+static unsigned span(const __u16 *fields, size_t n)
+{
+	unsigned max = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (fields[i] != TB_NO_OFFSET && fields[i] + 8u > max)
+			max = fields[i] + 8u;
+	return max;
+}
+
 void tb_target_to_proc(const struct tb_target *t, struct tb_proc *p)
 {
-	const struct tb_py_offsets *o = &t->layout.bpf;
-	unsigned fmax = 0, cmax = 0;
-	const __u16 fields_f[] = { o->frame_code, o->frame_previous, o->frame_instr, o->frame_owner };
-	const __u16 fields_c[] = { o->object_type, o->code_firstlineno, o->code_argcount,
-				   o->code_version, o->code_adaptive };
+	const struct tb_layout *l = &t->layout;
+	const struct tb_py_offsets *o = &l->bpf;
+	const __u16 frame_fields[] = { o->frame_code, o->frame_previous, o->frame_instr, o->frame_owner };
+	/* co_code_adaptive on 3.11+ is where the bytecode starts: nothing to read there */
+	const __u16 code_fields[] = { o->object_type, o->code_firstlineno, o->code_argcount,
+				      o->code_version,
+				      o->frame_kind == TB_FRAME_OBJECT ? o->code_adaptive : TB_NO_OFFSET };
+	const __u16 tstate_fields[] = { o->tstate_thread_id, o->tstate_frame, l->tstate_interp,
+					l->tstate_exc_info };
+	unsigned f = span(frame_fields, 4), c = span(code_fields, 5), ts = span(tstate_fields, 4);
 
 	memset(p, 0, sizeof(*p));
 	p->runtime_addr = t->runtime_addr;
 	p->pycode_type = t->pycode_type;
+	p->none_addr = t->none_addr;
 	p->off = *o;
-	for (size_t i = 0; i < sizeof(fields_f) / sizeof(fields_f[0]); i++)
-		if (fields_f[i] != TB_NO_OFFSET && fields_f[i] + 8u > fmax)
-			fmax = fields_f[i] + 8u;
-	for (size_t i = 0; i < sizeof(fields_c) / sizeof(fields_c[0]); i++)
-		if (fields_c[i] != TB_NO_OFFSET && fields_c[i] + 8u > cmax)
-			cmax = fields_c[i] + 8u;
-	/* code_adaptive on 3.11+ is where the bytecode starts: nothing to read there */
-	if (o->frame_kind == TB_FRAME_INTERP && o->code_adaptive + 8u == cmax) {
-		cmax = 0;
-		for (size_t i = 0; i < 4; i++)
-			if (fields_c[i] != TB_NO_OFFSET && fields_c[i] + 8u > cmax)
-				cmax = fields_c[i] + 8u;
-	}
-	p->off.frame_read_size = (__u8)(fmax < TB_FRAME_BUF ? fmax : TB_FRAME_BUF - 1);
-	p->off.code_read_size = (__u8)(cmax < TB_CODE_BUF ? cmax : TB_CODE_BUF - 1);
+	p->off.frame_read_size = (__u8)(f < TB_FRAME_BUF ? f : TB_FRAME_BUF - 1);
+	p->off.code_read_size = (__u8)(c < TB_CODE_BUF ? c : TB_CODE_BUF - 1);
+	p->off.tstate_read_size = (__u8)(ts < TB_TSTATE_BUF ? ts : TB_TSTATE_BUF - 1);
+	p->off.tstate_interp = l->tstate_interp;
+	p->off.tstate_exc_info = l->tstate_exc_info;
+	p->off.stackitem_exc_value = l->stackitem_exc_value;
+	p->off.runtime_gil = l->runtime_gil_holder != TB_NO_OFFSET ? (__u16)(l->runtime_gil_holder - 8) :
+								       TB_NO_OFFSET;
+	p->off.gil_holder = l->runtime_gil_holder != TB_NO_OFFSET ? 8 : l->gil_holder;
+	p->off.gil_locked = l->runtime_gil_locked != TB_NO_OFFSET ?
+		(__u16)(l->runtime_gil_locked - l->runtime_gil_holder + 8) : l->gil_locked;
+	p->off.interp_ceval_gil = l->interp_ceval_gil;
+	p->off.interp_gc_collecting = l->interp_gc_collecting;
+	if (l->free_threaded)
+		p->off.runtime_gil = p->off.interp_ceval_gil = TB_NO_OFFSET;
 }

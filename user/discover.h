@@ -14,6 +14,7 @@ struct tb_target {
 	int shared_lib;           /* runtime lives in libpython*.so */
 	uint64_t runtime_addr;    /* &_PyRuntime */
 	uint64_t pycode_type;     /* &PyCode_Type, 0 if not found */
+	uint64_t none_addr;       /* &_Py_NoneStruct, 0 if not found */
 	struct tb_layout layout;
 };
 

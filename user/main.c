@@ -17,13 +17,15 @@
 #include "profile.h"
 #include "sampler.h"
 #include "targets.h"
+#include "watch.h"
 
 #define MAX_OUTPUTS 16
 #define MAX_PIDS 256
 
 struct options {
 	unsigned hz, max_depth, ringbuf_mb, top, cpu_plus1;
-	int floor;
+	int floor, no_gc, subprocesses;
+	enum tb_mode mode;
 	double duration;
 	int all_python, quiet, no_opcodes, by_line;
 	double min_fraction;
@@ -52,11 +54,17 @@ static void usage(FILE *f)
 		"Samples the Python stacks of CPython 3.10-3.15 processes from a BPF program.\n\n"
 		"  -p, --pid PID[,PID...]   profile running processes\n"
 		"  -a, --all-python         profile every Python process running at start\n"
+		"      --subprocesses       also profile the Python children of the targets\n"
 		"  -d, --duration SECONDS   stop after SECONDS (default: until Ctrl-C or exit)\n"
 		"  -r, --rate HZ            samples per second per CPU (default 99, max 20000)\n"
-		"  -o, --output FILE        output by extension: .html .json .folded (repeatable)\n"
+		"  -o, --output FILE        output by extension: .html .json .folded .speedscope.json\n"
+		"                           .pb.gz (pprof) .tbp (capture, see render) (repeatable)\n"
 		"      --max-depth N        deepest stack recorded (default 128, max 1024)\n"
 		"      --no-opcodes         do not read the executing opcode byte\n"
+		"      --mode MODE          cpu (on-CPU samples, default), wall (also time off\n"
+		"                           CPU, weighted), gil (GIL holders only), exception\n"
+		"                           (only while an exception is being handled)\n"
+		"      --no-gc              no synthetic <GC> frames for samples during a collection\n"
 		"      --by-line            one tree node per (function, line), like py-spy\n"
 		"      --min-fraction F     hide nodes below F of all samples (default 0.001)\n"
 		"      --cpu N              sample only on CPU N (benchmarks)\n"
@@ -100,7 +108,7 @@ static int parse_pids(struct options *o, char *arg)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR };
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC };
 	static const struct option longs[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "all-python", no_argument, 0, 'a' },
@@ -113,6 +121,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "top", required_argument, 0, OPT_TOP },
 		{ "by-line", no_argument, 0, OPT_BYLINE },
 		{ "cpu", required_argument, 0, OPT_CPU },
+		{ "mode", required_argument, 0, OPT_MODE },
+		{ "no-gc", no_argument, 0, OPT_NOGC },
+		{ "subprocesses", no_argument, 0, OPT_SUBPROC },
 		{ "bench-floor", no_argument, 0, OPT_FLOOR },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
 		{ "quiet", no_argument, 0, 'q' },
@@ -149,7 +160,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (o->noutputs >= MAX_OUTPUTS)
 				return die("too many -o outputs");
 			if (!tb_output_supported(optarg)) {
-				fprintf(stderr, "tachyon-bpf: %s: unknown output format (supported: .folded, .json, .html)\n", optarg);
+				fprintf(stderr, "tachyon-bpf: %s: unknown output format (supported: " TB_OUTPUT_FORMATS ")\n", optarg);
 				return 1;
 			}
 			o->outputs[o->noutputs++] = optarg;
@@ -173,6 +184,24 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (parse_uint(optarg, 0, 4095, &o->cpu_plus1))
 				return die("--cpu takes a CPU number");
 			o->cpu_plus1++;
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "cpu"))
+				o->mode = TB_MODE_CPU;
+			else if (!strcmp(optarg, "wall"))
+				o->mode = TB_MODE_WALL;
+			else if (!strcmp(optarg, "gil"))
+				o->mode = TB_MODE_GIL;
+			else if (!strcmp(optarg, "exception"))
+				o->mode = TB_MODE_EXCEPTION;
+			else
+				return die("--mode takes cpu, wall, gil or exception");
+			break;
+		case OPT_NOGC:
+			o->no_gc = 1;
+			break;
+		case OPT_SUBPROC:
+			o->subprocesses = 1;
 			break;
 		case OPT_FLOOR:
 			o->floor = 1;
@@ -229,7 +258,8 @@ static void progress(const struct tb_profile *p, struct tb_sampler *s, double el
 }
 
 /* Sample until the duration, a signal, or the end of every target. */
-static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *p, pid_t child)
+static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *p, struct tb_watch *w,
+		    pid_t child)
 {
 	double start = now_s(), last_progress = start, last_check = start;
 	int child_status;
@@ -237,7 +267,8 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 	while (!stop_requested) {
 		double t;
 
-		tb_sampler_poll(s, 50);
+		tb_sampler_poll(s, w->npending ? 2 : 20);
+		tb_watch_poll(w);
 		t = now_s();
 		if (o->duration > 0 && t - start >= o->duration)
 			break;
@@ -245,7 +276,7 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 			break;
 		if (t - last_check >= 0.2) {
 			last_check = t;
-			if (child <= 0 && !o->all_python && !any_alive(p))
+			if (child <= 0 && !o->all_python && !o->subprocesses && !any_alive(p))
 				break;
 		}
 		if (!o->quiet && t - last_progress >= 5.0) {
@@ -254,6 +285,7 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 		}
 	}
 	tb_sampler_poll(s, 0); /* what is already in the ring */
+	tb_watch_poll(w);
 	p->duration_s = now_s() - start;
 }
 
@@ -291,6 +323,7 @@ int main(int argc, char **argv)
 	struct tb_sampler_opts so;
 	struct tb_sampler *s;
 	struct tb_profile prof;
+	struct tb_watch watch;
 	char err[1024], defout[64];
 	pid_t child = 0;
 	int rc = 0, child_status = 0;
@@ -308,12 +341,19 @@ int main(int argc, char **argv)
 	prof.hz = o.hz;
 	prof.max_depth = o.max_depth;
 	prof.by_line = o.by_line;
+	prof.mode = o.mode;
+	prof.no_gc = o.no_gc;
 	prof.min_fraction = o.min_fraction;
-	so = (struct tb_sampler_opts){ o.hz, o.max_depth, o.ringbuf_mb, !o.no_opcodes,
-				       (int)o.cpu_plus1 - 1, o.floor };
+	so = (struct tb_sampler_opts){ .hz = o.hz, .max_depth = o.max_depth,
+				       .ringbuf_mb = o.ringbuf_mb, .read_opcodes = !o.no_opcodes,
+				       .cpu = (int)o.cpu_plus1 - 1, .floor = o.floor,
+				       .follow_mode = o.all_python ? TB_FOLLOW_ALL :
+						      o.subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
+				       .wall = o.mode == TB_MODE_WALL };
 	s = tb_sampler_open(&so, &prof, err, sizeof(err));
 	if (!s)
 		return die(err);
+	tb_watch_init(&watch, s, &prof, o.quiet);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -324,32 +364,44 @@ int main(int argc, char **argv)
 			return die(err);
 		}
 	}
-	if (o.all_python && tb_target_attach_all(s, &prof, o.quiet) == 0) {
-		tb_sampler_close(s);
-		return die("no Python processes found");
-	}
+	if (o.all_python && tb_target_attach_all(s, &prof, o.quiet) == 0 && !o.quiet)
+		fprintf(stderr, "tachyon-bpf: no Python process is running yet: waiting for new ones\n");
+	if (o.cmd && o.subprocesses)
+		tb_sampler_follow(s, getpid()); /* so the command and its children are followed from fork */
 	if (o.cmd) {
 		child = tb_launch(o.cmd, err, sizeof(err));
 		if (child < 0) {
 			tb_sampler_close(s);
 			return die(err);
 		}
-		if (tb_target_attach_launched(s, &prof, child, 10000, err, sizeof(err))) {
+		/* with --subprocesses the exec of the command is reported like any other */
+		if (!o.subprocesses &&
+		    tb_target_attach_launched(s, &prof, child, 10000, err, sizeof(err))) {
 			kill(child, SIGTERM);
 			waitpid(child, NULL, 0);
 			tb_sampler_close(s);
 			return die(err);
 		}
 	}
+	if (o.subprocesses)
+		for (uint32_t i = 0; i < prof.nprocs; i++)
+			tb_sampler_follow(s, prof.procs[i].target.pid);
 	if (!o.quiet)
 		fprintf(stderr, "tachyon-bpf: sampling %u process%s at %u Hz%s (BPF program id %d)\n",
 			prof.nprocs, prof.nprocs == 1 ? "" : "es", o.hz,
 			o.duration > 0 ? "" : ", Ctrl-C to stop", tb_sampler_prog_id(s));
 	prof.start_unix = (int64_t)time(NULL);
 	prof.agent_cpu_s = cpu_seconds();
-	capture(&o, s, &prof, child);
+	capture(&o, s, &prof, &watch, child);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns() clock */
+		tb_profile_finish(&prof, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	}
 	prof.agent_cpu_s = cpu_seconds() - prof.agent_cpu_s;
 	prof.lost = tb_sampler_counter(s, TB_C_LOST);
+	tb_watch_free(&watch);
 	tb_sampler_close(s);
 
 	for (int i = 0; i < o.noutputs; i++) {

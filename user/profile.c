@@ -148,7 +148,8 @@ static struct tb_sframe *stage(struct tb_profile *p, uint16_t depth)
 	return &p->arena[p->narena];
 }
 
-static void add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind, uint16_t depth)
+static uint32_t add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind, uint16_t depth,
+			  uint64_t count)
 {
 	const struct tb_sframe *f = &p->arena[p->narena];
 	uint64_t h = stack_hash(thread, kind, f, depth);
@@ -160,21 +161,56 @@ static void add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind, uint
 	for (j = (uint32_t)h & (p->nslots - 1); p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
 		s = &p->stacks[p->slots[j] - 1];
 		if (s->hash == h && same_stack(p, s, thread, kind, f, depth)) {
-			s->count++;
-			return;
+			s->count += count;
+			return p->slots[j] - 1;
 		}
 	}
 	if (p->nstacks == p->capstacks)
 		p->stacks = grow(p->stacks, &p->capstacks, sizeof(*p->stacks));
 	s = &p->stacks[p->nstacks];
 	s->hash = h;
-	s->count = 1;
+	s->count = count;
 	s->thread = thread;
 	s->frames = (uint32_t)p->narena;
 	s->depth = depth;
 	s->kind = kind;
 	p->narena += depth;
 	p->slots[j] = ++p->nstacks;
+	return p->nstacks - 1;
+}
+
+static void count_status(struct tb_tinfo *t, uint16_t flags, uint64_t n)
+{
+	if (flags & TB_F_GIL_HELD)
+		t->gil_held += n;
+	if (flags & TB_F_GIL_WAIT)
+		t->gil_wait += n;
+	if (flags & TB_F_GC)
+		t->gc += n;
+	if (flags & TB_F_EXCEPTION)
+		t->exception += n;
+	if (flags & TB_F_OFF_CPU)
+		t->off_cpu += n;
+	else
+		t->on_cpu += n;
+}
+
+/* Does the capture mode keep a sample with these flags? */
+static int mode_keeps(const struct tb_profile *p, uint16_t flags)
+{
+	switch (p->mode) {
+	case TB_MODE_GIL:
+		return (flags & TB_F_GIL_HELD) != 0;
+	case TB_MODE_EXCEPTION:
+		return (flags & TB_F_EXCEPTION) != 0;
+	default:
+		return 1;
+	}
+}
+
+static uint32_t synthetic_code(struct tb_profile *p, const char *name)
+{
+	return tb_sym_insert(&p->sym, 0, (uint64_t)(uintptr_t)name, 0, 0, name, "<synthetic>", 0, NULL, 0);
 }
 
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
@@ -183,8 +219,9 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	int pi = tb_profile_find_process(p, h->pid);
 	const struct tb_target *t;
 	struct tb_sframe *f;
-	uint32_t thread;
-	uint16_t kind = 0, depth = h->depth;
+	struct tb_tinfo *ti;
+	uint32_t thread, stack;
+	uint16_t kind = 0, depth = h->depth, lead = 0, off_cpu = h->flags & TB_F_OFF_CPU;
 
 	p->samples++;
 	if (!p->first_ns || h->time_ns < p->first_ns)
@@ -194,14 +231,25 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	if (pi < 0)
 		return;
 	t = &p->procs[pi].target;
-	p->procs[pi].samples++;
-	p->procs[pi].ns_pid = h->ns_pid;
 	thread = find_thread(p, h);
-	p->threads[thread].samples++;
+	ti = &p->threads[thread];
+	ti->pending = 0;
+	if (!off_cpu) {
+		p->procs[pi].samples++;
+		ti->samples++;
+	}
+	p->procs[pi].ns_pid = h->ns_pid;
 	if ((h->flags & TB_F_NO_TSTATE) || depth == 0) {
-		p->no_python++;
+		if (!off_cpu)
+			p->no_python++;
 		return;
 	}
+	if (!mode_keeps(p, h->flags)) {
+		p->filtered++;
+		return;
+	}
+	if (!off_cpu)
+		count_status(ti, h->flags, 1);
 	if (depth > TB_MAX_FRAMES)
 		depth = TB_MAX_FRAMES;
 	if (h->flags & TB_F_TRUNCATED) {
@@ -212,20 +260,86 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 		kind |= TB_SK_PARTIAL;
 		p->partial++;
 	}
-	f = stage(p, depth);
+	/* synthetic leaf frames say what the thread was doing below Python */
+	f = stage(p, depth + 1);
+	if (off_cpu) {
+		f[0].code = synthetic_code(p, h->flags & TB_F_GIL_WAIT ? "<waiting for GIL>" : "<off-CPU>");
+		lead = 1;
+	} else if ((h->flags & TB_F_GC) && !p->no_gc) {
+		f[0].code = synthetic_code(p, "<GC>");
+		lead = 1;
+	}
+	if (lead) {
+		f[0].offset = -2;
+		f[0].opcode = 0;
+		f[0].has_opcode = 0;
+	}
 	for (uint16_t i = 0; i < depth; i++) {
-		f[i].code = tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type,
-					frames[i].code, frames[i].code_id);
-		f[i].offset = frames[i].offset;
-		f[i].opcode = frames[i].opcode;
-		f[i].has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
-		if (!p->sym.codes[f[i].code].resolved)
+		struct tb_sframe *g = &f[i + lead];
+
+		g->code = tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type,
+				      frames[i].code, frames[i].code_id);
+		g->offset = frames[i].offset;
+		g->opcode = frames[i].opcode;
+		g->has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
+		if (!p->sym.codes[g->code].resolved)
 			p->unresolved_frames++;
 	}
 	p->frames += depth;
+	if (off_cpu) {
+		/* weight comes with the wake-up (or the end of the capture) */
+		stack = add_stack(p, thread, kind, depth + lead, 0);
+		ti->pending = stack + 1;
+		ti->pending_flags = h->flags;
+		ti->pending_since = h->time_ns;
+		return;
+	}
 	p->python_samples++;
-	p->threads[thread].python_samples++;
-	add_stack(p, thread, kind, depth);
+	ti->python_samples++;
+	add_stack(p, thread, kind, depth + lead, 1);
+}
+
+/* Off-CPU time in sample units (1/hz s each), with the remainder carried. */
+static void add_off_cpu(struct tb_profile *p, struct tb_tinfo *ti, uint64_t ns)
+{
+	double units = (double)ns * (double)(p->hz ? p->hz : 1) / 1e9 + ti->carry;
+	uint64_t whole = (uint64_t)units;
+
+	ti->carry = units - (double)whole;
+	if (!ti->pending || !whole)
+		return;
+	p->stacks[ti->pending - 1].count += whole;
+	p->python_samples += whole;
+	p->off_cpu_samples += whole;
+	ti->python_samples += whole;
+	ti->samples += whole;
+	count_status(ti, ti->pending_flags, whole);
+	p->procs[tb_profile_find_process(p, ti->pid)].samples += whole;
+}
+
+static void on_wake(struct tb_profile *p, const struct tb_sample_hdr *h)
+{
+	for (uint32_t i = p->nthreads; i-- > 0;) {
+		struct tb_tinfo *ti = &p->threads[i];
+
+		if (ti->tid == h->tid && ti->pid == h->pid) {
+			if (ti->pending)
+				add_off_cpu(p, ti, h->value);
+			ti->pending = 0;
+			return;
+		}
+	}
+}
+
+void tb_profile_finish(struct tb_profile *p, uint64_t end_ns)
+{
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		struct tb_tinfo *ti = &p->threads[i];
+
+		if (ti->pending && end_ns > ti->pending_since)
+			add_off_cpu(p, ti, end_ns - ti->pending_since);
+		ti->pending = 0;
+	}
 }
 
 int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
@@ -237,6 +351,48 @@ int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
 		p->malformed++;
 		return -1;
 	}
-	tb_profile_add_sample(p, h, (const struct tb_frame *)(h + 1));
+	switch (h->type) {
+	case TB_REC_SAMPLE:
+		tb_profile_add_sample(p, h, (const struct tb_frame *)(h + 1));
+		break;
+	case TB_REC_WAKE:
+		on_wake(p, h);
+		break;
+	case TB_REC_EXEC:
+	case TB_REC_FORK:
+	case TB_REC_EXIT:
+		if (p->on_event)
+			p->on_event(p->event_ctx, h);
+		break;
+	default:
+		p->malformed++;
+		return -1;
+	}
 	return 0;
+}
+
+uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid, uint32_t ns_tid,
+			       const char *name)
+{
+	struct tb_tinfo *t;
+
+	if (p->nthreads == p->capthreads)
+		p->threads = grow(p->threads, &p->capthreads, sizeof(*p->threads));
+	t = &p->threads[p->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	t->ns_tid = ns_tid;
+	t->name = tb_strtab_intern(&p->strs, name);
+	return p->nthreads++;
+}
+
+void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
+			  const struct tb_sframe *frames, uint16_t depth, uint64_t count)
+{
+	struct tb_sframe *f = stage(p, depth);
+
+	if (depth)
+		memcpy(f, frames, (size_t)depth * sizeof(*frames));
+	add_stack(p, thread, kind, depth, count);
 }

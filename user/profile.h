@@ -19,8 +19,17 @@ struct tb_tinfo {
 	uint32_t pid, tid, ns_tid;
 	uint32_t name;            /* strtab id of the thread name */
 	uint64_t samples;         /* all samples of this thread */
-	uint64_t python_samples;  /* samples with a Python stack */
+	uint64_t python_samples;  /* samples with a Python stack (incl. off-CPU weight) */
+	/* thread status, in samples (off-CPU time in sample units) */
+	uint64_t on_cpu, off_cpu, gil_held, gil_wait, gc, exception;
+	/* wall mode: the stack recorded at the last switch-out, weighted at wake-up */
+	uint32_t pending;         /* stack index + 1, 0: none */
+	uint16_t pending_flags;
+	uint64_t pending_since;
+	double carry;             /* fraction of a sample not yet added */
 };
+
+enum tb_mode { TB_MODE_CPU, TB_MODE_WALL, TB_MODE_GIL, TB_MODE_EXCEPTION };
 
 struct tb_sframe {
 	uint32_t code;   /* symbolizer index */
@@ -62,6 +71,13 @@ struct tb_profile {
 	uint64_t frames, unresolved_frames;
 	uint64_t lost;             /* from the BPF counters, set at the end */
 	uint64_t malformed;        /* records with an impossible size or depth */
+	uint64_t filtered;         /* samples the mode dropped (gil, exception) */
+	uint64_t off_cpu_samples;  /* wall mode: off-CPU weight, in samples */
+	enum tb_mode mode;
+	int no_gc;                 /* no synthetic <GC> frames */
+	/* process lifecycle records (exec, fork, exit) go to the agent */
+	void (*on_event)(void *ctx, const struct tb_sample_hdr *h);
+	void *event_ctx;
 	uint64_t first_ns, last_ns;
 	/* capture settings, for writers */
 	unsigned hz;
@@ -84,6 +100,16 @@ int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size);
 /* Account one ring-buffer record. */
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 			   const struct tb_frame *frames);
+/* Give pending off-CPU stacks their weight up to end_ns (end of capture). */
+void tb_profile_finish(struct tb_profile *p, uint64_t end_ns);
+/* Append a thread (capture files, tests); counts start at 0. Returns its index. */
+uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid, uint32_t ns_tid,
+			       const char *name);
+/* Add count samples of a stack, frames innermost first, merged with an
+ * identical stack (capture files, tests). thread < nthreads, every frame's
+ * code < sym.n, frames not inside p's arena. No counter is changed. */
+void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
+			  const struct tb_sframe *frames, uint16_t depth, uint64_t count);
 static inline const struct tb_sframe *tb_stack_frames(const struct tb_profile *p,
 						      const struct tb_stack *s)
 {

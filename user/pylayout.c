@@ -36,6 +36,7 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = 368, .runtime_gil_holder = 360,
 		.interp_ceval_gil = NO, .gil_locked = NO, .gil_holder = NO,
 		.tstate_native_thread_id = NO, .interp_gc_collecting = 816,
+		.tstate_interp = 16, .tstate_exc_info = 144, .stackitem_exc_value = 8,
 	},
 	{ /* 3.11: _PyInterpreterFrame via tstate->cframe->current_frame, no shims */
 		.minor = 11,
@@ -58,6 +59,7 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = 376, .runtime_gil_holder = 368,
 		.interp_ceval_gil = NO, .gil_locked = NO, .gil_holder = NO,
 		.tstate_native_thread_id = 160, .interp_gc_collecting = 848,
+		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
 	},
 	{ /* 3.12: cframe->current_frame @0, C-stack entry frames owner == 3 */
 		.minor = 12,
@@ -80,6 +82,7 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 384, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 144, .interp_gc_collecting = 312,
+		.tstate_interp = 16, .tstate_exc_info = 104, .stackitem_exc_value = 0,
 	},
 	{ /* 3.13 (fallback; prefer the debug offsets): tstate->current_frame */
 		.minor = 13,
@@ -102,6 +105,7 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 160, .interp_gc_collecting = 7400 + 200,
+		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
 	},
 	{ /* 3.14 (fallback): _PyStackRef f_executable, owner >= 3 (INTERPRETER; CSTACK = 4) */
 		.minor = 14,
@@ -124,6 +128,7 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 160, .interp_gc_collecting = 7408 + 192,
+		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
 	},
 	{ /* 3.15 (fallback): owner >= 3 (INTERPRETER; CSTACK removed), base_frame sentinel */
 		.minor = 15,
@@ -146,6 +151,7 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 184, .interp_gc_collecting = 7400 + 112,
+		.tstate_interp = 16, .tstate_exc_info = 144, .stackitem_exc_value = 0,
 	},
 };
 
@@ -185,7 +191,7 @@ struct dbg_pos {
 	uint16_t runtime_size, runtime_interp_head;
 	uint16_t interp_size, interp_next, interp_threads_head, interp_gc, interp_ceval_gil,
 		 interp_gil_state, interp_gil_locked, interp_gil_holder;
-	uint16_t tstate_size, tstate_next, tstate_current_frame, tstate_thread_id,
+	uint16_t tstate_size, tstate_next, tstate_interp, tstate_current_frame, tstate_thread_id,
 		 tstate_native_thread_id;
 	uint16_t frame_size, frame_previous, frame_executable, frame_instr_ptr, frame_owner;
 	uint16_t code_size, code_filename, code_name, code_qualname, code_linetable,
@@ -204,7 +210,7 @@ static const struct dbg_pos dbg_positions[] = {
 		.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 80,
 		.interp_ceval_gil = 112, .interp_gil_state = 120, .interp_gil_locked = 136,
 		.interp_gil_holder = 144,
-		.tstate_size = 152, .tstate_next = 168, .tstate_current_frame = 184,
+		.tstate_size = 152, .tstate_next = 168, .tstate_interp = 176, .tstate_current_frame = 184,
 		.tstate_thread_id = 192, .tstate_native_thread_id = 200,
 		.frame_size = 224, .frame_previous = 232, .frame_executable = 240,
 		.frame_instr_ptr = 248, .frame_owner = 264,
@@ -223,7 +229,7 @@ static const struct dbg_pos dbg_positions[] = {
 		.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 88,
 		.interp_ceval_gil = 120, .interp_gil_state = 128, .interp_gil_locked = 144,
 		.interp_gil_holder = 152,
-		.tstate_size = 176, .tstate_next = 192, .tstate_current_frame = 208,
+		.tstate_size = 176, .tstate_next = 192, .tstate_interp = 200, .tstate_current_frame = 208,
 		.tstate_thread_id = 216, .tstate_native_thread_id = 224,
 		.frame_size = 248, .frame_previous = 256, .frame_executable = 264,
 		.frame_instr_ptr = 272, .frame_owner = 288,
@@ -242,7 +248,7 @@ static const struct dbg_pos dbg_positions[] = {
 		.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 88,
 		.interp_ceval_gil = 120, .interp_gil_state = 128, .interp_gil_locked = 144,
 		.interp_gil_holder = 152,
-		.tstate_size = 176, .tstate_next = 192, .tstate_current_frame = 208,
+		.tstate_size = 176, .tstate_next = 192, .tstate_interp = 200, .tstate_current_frame = 208,
 		.tstate_thread_id = 240, .tstate_native_thread_id = 248,
 		.frame_size = 312, .frame_previous = 320, .frame_executable = 328,
 		.frame_instr_ptr = 336, .frame_owner = 352,
@@ -259,6 +265,7 @@ static const struct dbg_pos dbg_positions[] = {
 
 /* What the debug offsets do not describe, per minor (reference §4.2, §5, §10). */
 struct dbg_knowledge {
+	uint16_t tstate_exc_info; /* not in the debug offsets before 3.15's exc_state */
 	unsigned minor;
 	uint8_t owner_skip_min, owner_cstack, code_tag_mask;
 	uint16_t code_flags, code_version; /* default build; +16 in free-threaded builds */
@@ -266,11 +273,11 @@ struct dbg_knowledge {
 };
 
 static const struct dbg_knowledge dbg_knowledge[] = {
-	{ .minor = 13, .owner_skip_min = 3, .owner_cstack = 3, .code_tag_mask = 0,
+	{ .minor = 13, .tstate_exc_info = 120, .owner_skip_min = 3, .owner_cstack = 3, .code_tag_mask = 0,
 	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 1 },
-	{ .minor = 14, .owner_skip_min = 3, .owner_cstack = 4, .code_tag_mask = 3,
+	{ .minor = 14, .tstate_exc_info = 120, .owner_skip_min = 3, .owner_cstack = 4, .code_tag_mask = 3,
 	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0 },
-	{ .minor = 15, .owner_skip_min = 3, .owner_cstack = NO8, .code_tag_mask = 3,
+	{ .minor = 15, .tstate_exc_info = 144, .owner_skip_min = 3, .owner_cstack = NO8, .code_tag_mask = 3,
 	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0 },
 };
 
@@ -559,6 +566,9 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 			     gc + coll);
 		l.interp_gc_collecting = r.failed ? NO : (uint16_t)(gc + coll);
 	}
+	l.tstate_interp = rd_off(&r, p->tstate_interp, "thread_state.interp", 8, tstate_size, 8);
+	l.tstate_exc_info = k->tstate_exc_info;
+	l.stackitem_exc_value = 0;
 	if (r.failed)
 		return -1;
 	*out = l;

@@ -29,6 +29,7 @@ struct tb_layout {
 	uint16_t interp_ceval_gil;                         /* 3.12+: interp -> struct _gil_runtime_state* */
 	uint16_t gil_locked, gil_holder;                   /* 3.12+: offsets inside struct _gil_runtime_state */
 	uint16_t tstate_native_thread_id;                  /* TB_NO_OFFSET on 3.10 */
+	uint16_t tstate_interp, tstate_exc_info, stackitem_exc_value; /* exception being handled */
 	uint16_t interp_gc_collecting;                     /* absolute offset in PyInterpreterState of gc.collecting, or TB_NO_OFFSET */
 };
 

@@ -77,6 +77,9 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	}
 	s->skel->rodata->max_depth = o->max_depth;
 	s->skel->rodata->read_opcodes = o->read_opcodes ? 1 : 0;
+	s->skel->rodata->follow_mode = (__u32)o->follow_mode;
+	s->skel->rodata->wall_mode = o->wall ? 1 : 0;
+	bpf_program__set_autoload(s->skel->progs.tb_switch, o->wall && !o->floor);
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
 	bpf_program__set_autoload(o->floor ? s->skel->progs.tb_sample : s->skel->progs.tb_floor, false);
 	rc = tachyon_bpf__load(s->skel);
@@ -112,6 +115,10 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 			goto fail;
 		}
 	}
+	if (!o->floor && tachyon_bpf__attach(s->skel)) {
+		snprintf(err, errlen, "cannot attach the scheduler tracepoints: %s", explain(errno));
+		goto fail;
+	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
 	if (!s->rb) {
 		snprintf(err, errlen, "cannot open the ring buffer: %s", explain(errno));
@@ -132,6 +139,13 @@ int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t)
 	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
 }
 
+int tb_sampler_follow(struct tb_sampler *s, pid_t pid)
+{
+	__u32 key = (__u32)pid, one = 1;
+
+	return bpf_map__update_elem(s->skel->maps.followed, &key, sizeof(key), &one, sizeof(one), BPF_ANY);
+}
+
 void tb_sampler_remove(struct tb_sampler *s, pid_t pid)
 {
 	__u32 key = (__u32)pid;
@@ -141,7 +155,15 @@ void tb_sampler_remove(struct tb_sampler *s, pid_t pid)
 
 int tb_sampler_poll(struct tb_sampler *s, int timeout_ms)
 {
-	return ring_buffer__poll(s->rb, timeout_ms);
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	/* records are mostly submitted without a wake-up: drain anyway */
+	if (n >= 0) {
+		int m = ring_buffer__consume(s->rb);
+
+		n = m > 0 ? n + m : n;
+	}
+	return n;
 }
 
 uint64_t tb_sampler_counter(struct tb_sampler *s, int idx)

@@ -14,6 +14,8 @@ struct tb_sampler_opts {
 	int read_opcodes;
 	int cpu;              /* -1: every CPU; else only this one (benchmarks) */
 	int floor;            /* attach the empty floor program instead (benchmarks) */
+	int follow_mode;      /* TB_FOLLOW_* */
+	int wall;             /* also record off-CPU time at scheduler switches */
 };
 
 /* Load and verify the BPF program and attach it on every online CPU.
@@ -22,6 +24,8 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 				   char *err, size_t errlen);
 /* Start sampling a discovered process. 0 ok. */
 int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t);
+/* Follow the children of pid (--subprocesses). */
+int tb_sampler_follow(struct tb_sampler *s, pid_t pid);
 /* Stop sampling a process (e.g. it exited). */
 void tb_sampler_remove(struct tb_sampler *s, pid_t pid);
 /* Drain the ring buffer for up to timeout_ms. Returns records consumed or -1. */

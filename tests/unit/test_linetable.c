@@ -1,0 +1,796 @@
+/* test_linetable.c: cmocka tests for user/linetable.c: hand-built tables for every entry kind of
+ * both formats, real tables captured from CPython 3.10-3.13, truncated prefixes, seeded random
+ * garbage and an encode/decode round trip.  Run once under valgrind or ASan for OOB reads. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "linetable.h"
+
+#define N_ITEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- helpers ---- */
+
+static int lookup(int minor, const unsigned char *tab, size_t len, int first, int addr,
+                  struct tb_location *out)
+{
+    return tb_linetable_lookup(minor, tab, len, first, addr, out);
+}
+
+static void expect_loc(int minor, const unsigned char *tab, size_t len, int first, int addr,
+                       int line, int end_line, int col, int end_col)
+{
+    struct tb_location got;
+    assert_int_equal(lookup(minor, tab, len, first, addr, &got), 0);
+    assert_int_equal(got.line, line);
+    assert_int_equal(got.end_line, end_line);
+    assert_int_equal(got.col, col);
+    assert_int_equal(got.end_col, end_col);
+}
+
+static void expect_fail(int minor, const unsigned char *tab, size_t len, int first, int addr)
+{
+    struct tb_location got = { 7, 7, 7, 7 };
+    assert_int_equal(lookup(minor, tab, len, first, addr, &got), -1);
+    assert_int_equal(got.line, -1);
+    assert_int_equal(got.end_line, -1);
+    assert_int_equal(got.col, -1);
+    assert_int_equal(got.end_col, -1);
+}
+
+/* First byte of a 3.11+ entry: kind code, length in code units (1..8). */
+#define E(code, units) ((unsigned char)(0x80 | (code) << 3 | ((units) - 1)))
+
+/* Deterministic PRNG (xorshift32) so failures reproduce. */
+static uint32_t rng_state;
+
+static uint32_t rnd(void)
+{
+    uint32_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return rng_state = x;
+}
+
+/* ---- addr < 0, unsupported versions, empty tables ---- */
+
+static void test_negative_addr(void **state)
+{
+    (void)state;
+    static const unsigned char t11[] = { E(13, 1), 0x02 };
+    static const unsigned char t10[] = { 2, 1 };
+    for (int minor = 10; minor <= 15; minor++) {
+        const unsigned char *t = minor == 10 ? t10 : t11;
+        expect_loc(minor, t, 2, 42, -2, 42, 42, -1, -1);
+        expect_loc(minor, t, 2, 42, -1, 42, 42, -1, -1);
+        expect_loc(minor, NULL, 0, 7, -2, 7, 7, -1, -1);
+    }
+}
+
+static void test_bad_version_and_empty(void **state)
+{
+    (void)state;
+    static const unsigned char t[] = { E(13, 1), 0x02 };
+    expect_fail(9, t, sizeof(t), 1, 0);
+    expect_fail(16, t, sizeof(t), 1, 0);
+    expect_fail(9, t, sizeof(t), 1, -2);
+    for (int minor = 10; minor <= 15; minor++) {
+        expect_fail(minor, NULL, 0, 1, 0);
+        expect_fail(minor, t, 0, 1, 0);
+        expect_fail(minor, NULL, 4, 1, 0);
+    }
+}
+
+/* ---- 3.11+ entry kinds ---- */
+
+static void test_311_short(void **state)
+{
+    (void)state;
+    /* SHORT2 over 3 units: col 2*8 + 5 = 21, width 7; SHORT9 over 1 unit: col 72+3, width 0 */
+    static const unsigned char t[] = { E(2, 3), 0x57, E(9, 1), 0x30, E(0, 8), 0x0f };
+    for (int minor = 11; minor <= 15; minor++) {
+        for (int addr = 0; addr < 6; addr += 2)
+            expect_loc(minor, t, sizeof(t), 10, addr, 10, 10, 21, 28);
+        expect_loc(minor, t, sizeof(t), 10, 6, 10, 10, 75, 75);
+        expect_loc(minor, t, sizeof(t), 10, 7, 10, 10, 75, 75);   /* odd byte inside a unit */
+        expect_loc(minor, t, sizeof(t), 10, 8, 10, 10, 0, 15);    /* length 8 = 16 bytes */
+        expect_loc(minor, t, sizeof(t), 10, 22, 10, 10, 0, 15);
+        expect_fail(minor, t, sizeof(t), 10, 24);                 /* past the end */
+        expect_fail(minor, t, sizeof(t), 10, 1 << 30);
+    }
+}
+
+static void test_311_one_line(void **state)
+{
+    (void)state;
+    static const unsigned char t[] = {
+        E(10, 1), 3, 9,       /* ONE_LINE0: line 5, cols 3..9 */
+        E(11, 2), 100, 127,   /* ONE_LINE1: line 6 */
+        E(12, 1), 0, 0,       /* ONE_LINE2: line 8 */
+        E(1, 1), 0x12,        /* SHORT1: line stays 8, col 9, end 11 */
+        E(10, 1), 20, 4,      /* end before start is representable */
+    };
+    expect_loc(11, t, sizeof(t), 5, 0, 5, 5, 3, 9);
+    expect_loc(11, t, sizeof(t), 5, 2, 6, 6, 100, 127);
+    expect_loc(11, t, sizeof(t), 5, 4, 6, 6, 100, 127);
+    expect_loc(11, t, sizeof(t), 5, 6, 8, 8, 0, 0);
+    expect_loc(11, t, sizeof(t), 5, 8, 8, 8, 9, 11);
+    expect_loc(11, t, sizeof(t), 5, 10, 8, 8, 20, 4);
+    expect_fail(11, t, sizeof(t), 5, 12);
+}
+
+static void test_311_no_columns(void **state)
+{
+    (void)state;
+    static const unsigned char t[] = {
+        E(13, 2), 0x0a,       /* +5 -> 105 */
+        E(13, 1), 0x07,       /* -3 -> 102 */
+        E(13, 1), 0x00,       /* +0 */
+        E(13, 1), 0x49, 0x03, /* svarint 201 = -100 -> 2 (multi-byte, 0x48|1, 0x03) */
+        E(13, 1), 0x48, 0x03, /* svarint 200 = +100 -> 102 */
+    };
+    expect_loc(12, t, sizeof(t), 100, 0, 105, 105, -1, -1);
+    expect_loc(12, t, sizeof(t), 100, 2, 105, 105, -1, -1);
+    expect_loc(12, t, sizeof(t), 100, 4, 102, 102, -1, -1);
+    expect_loc(12, t, sizeof(t), 100, 6, 102, 102, -1, -1);
+    expect_loc(12, t, sizeof(t), 100, 8, 2, 2, -1, -1);
+    expect_loc(12, t, sizeof(t), 100, 10, 102, 102, -1, -1);
+    expect_fail(12, t, sizeof(t), 100, 12);
+}
+
+static void test_311_long(void **state)
+{
+    (void)state;
+    static const unsigned char t[] = {
+        E(14, 1), 0x04, 0x03, 0x05, 0x0b,         /* +2 -> 12, end 15, col 4, end col 10 */
+        E(14, 2), 0x00, 0x00, 0x00, 0x00,         /* columns "none" (encoded as 0) */
+        E(14, 1), 0x01, 0x00, 0x48, 0x03, 0x01,   /* -0 -> 12, col 199, end col 0 */
+        E(14, 1), 0x43, 0x01, 0x40, 0x40, 0x01, 0x41, 0x40, 0x00, 0x01, /* see below */
+        E(14, 1), 0x5a, 0x60, 0x01, 0x7f, 0x3f, 0x01, 0x01,
+    };
+    /* entry 3: svarint 0x43,0x01 = 3 | 1<<6 = 67 -> -33 -> -21; end delta 0x40,0x40,0x01 = 4096;
+     * col 0x41,0x40,0x00 = 1 (non-minimal encodings decode too) -> 0; end col 0x01 -> 0.
+     * entry 4: svarint 0x5a,0x60,0x01 = 26 | 32<<6 | 1<<12 = 6170 -> +3085 -> 3064;
+     * end delta 0x7f,0x3f = 63 | 63<<6 = 4095; col 0x01 -> 0; end col 0x01 -> 0 */
+    expect_loc(13, t, sizeof(t), 10, 0, 12, 15, 4, 10);
+    expect_loc(13, t, sizeof(t), 10, 2, 12, 12, -1, -1);
+    expect_loc(13, t, sizeof(t), 10, 4, 12, 12, -1, -1);
+    expect_loc(13, t, sizeof(t), 10, 6, 12, 12, 199, 0);
+    expect_loc(13, t, sizeof(t), 10, 8, -21, 4075, 0, 0);
+    expect_loc(13, t, sizeof(t), 10, 10, 3064, 3064 + 4095, 0, 0);
+    expect_fail(13, t, sizeof(t), 10, 12);
+}
+
+static void test_311_none(void **state)
+{
+    (void)state;
+    static const unsigned char t[] = {
+        E(11, 1), 1, 2,    /* line 21 */
+        E(15, 3),          /* no location: running line stays 21 */
+        E(13, 1), 0x00,    /* +0 -> 21 */
+        E(15, 1),
+        E(11, 1), 5, 6,    /* +1 -> 22 */
+    };
+    expect_loc(14, t, sizeof(t), 20, 0, 21, 21, 1, 2);
+    for (int addr = 2; addr < 8; addr++)
+        expect_loc(14, t, sizeof(t), 20, addr, -1, -1, -1, -1);
+    expect_loc(14, t, sizeof(t), 20, 8, 21, 21, -1, -1);
+    expect_loc(14, t, sizeof(t), 20, 10, -1, -1, -1, -1);
+    expect_loc(14, t, sizeof(t), 20, 12, 22, 22, 5, 6);
+    expect_fail(14, t, sizeof(t), 20, 14);
+}
+
+static void test_311_malformed(void **state)
+{
+    (void)state;
+    /* entry start without bit 7 */
+    static const unsigned char no_start[] = { E(13, 1), 0x00, 0x05 };
+    expect_loc(11, no_start, sizeof(no_start), 1, 0, 1, 1, -1, -1);
+    expect_fail(11, no_start, sizeof(no_start), 1, 2);
+    /* payload byte with bit 7 set (it would be the next entry's start) */
+    static const unsigned char short_hi[] = { E(0, 1), 0x80 };
+    expect_fail(11, short_hi, sizeof(short_hi), 1, 0);
+    /* varint of 7 chunks */
+    static const unsigned char long_varint[] = { E(13, 1), 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0 };
+    expect_fail(11, long_varint, sizeof(long_varint), 1, 0);
+    /* 6 chunks is accepted (a 32-bit value needs them) */
+    static const unsigned char six[] = { E(13, 1), 0x40, 0x40, 0x40, 0x40, 0x40, 0x00 };
+    expect_loc(11, six, sizeof(six), 1, 0, 1, 1, -1, -1);
+    /* line leaving int range: +2^34 */
+    static const unsigned char big[] = { E(13, 1), 0x40, 0x40, 0x40, 0x40, 0x40, 0x20 };
+    expect_fail(11, big, sizeof(big), 1, 0);
+    /* end line overflow, column overflow */
+    static const unsigned char endl[] = { E(14, 1), 0, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0, 0 };
+    expect_fail(11, endl, sizeof(endl), 1, 0);
+    static const unsigned char colo[] = { E(14, 1), 0, 0, 0x41, 0x40, 0x40, 0x40, 0x40, 0x02, 0 };
+    expect_fail(11, colo, sizeof(colo), 1, 0);   /* varint 2^31 + 1 -> col 2^31 */
+    /* varint 2^31 -> col INT_MAX still fits */
+    static const unsigned char maxcol[] = { E(14, 1), 0, 0, 0x40, 0x40, 0x40, 0x40, 0x40, 0x02, 0 };
+    expect_loc(11, maxcol, sizeof(maxcol), 1, 0, 1, 1, 0x7fffffff, -1);
+}
+
+/* ---- 3.10 lnotab v2 ---- */
+
+static void test_310_basic(void **state)
+{
+    (void)state;
+    static const unsigned char t[] = {
+        4, 0,          /* bytes 0..3: line 50 */
+        6, 2,          /* 4..9: 52 */
+        0, 1,          /* empty range: line becomes 53, covers nothing */
+        2, 0xff,       /* 10..11: 52 (53 - 1) */
+        4, 0x80,       /* 12..15: no line, running line stays 52 */
+        2, 3,          /* 16..17: 55 */
+    };
+    expect_loc(10, t, sizeof(t), 50, 0, 50, 50, -1, -1);
+    expect_loc(10, t, sizeof(t), 50, 2, 50, 50, -1, -1);
+    expect_loc(10, t, sizeof(t), 50, 4, 52, 52, -1, -1);
+    expect_loc(10, t, sizeof(t), 50, 8, 52, 52, -1, -1);
+    expect_loc(10, t, sizeof(t), 50, 10, 52, 52, -1, -1);
+    expect_loc(10, t, sizeof(t), 50, 12, -1, -1, -1, -1);
+    expect_loc(10, t, sizeof(t), 50, 14, -1, -1, -1, -1);
+    expect_loc(10, t, sizeof(t), 50, 16, 55, 55, -1, -1);
+    expect_fail(10, t, sizeof(t), 50, 18);
+    expect_fail(10, t, sizeof(t) - 1, 50, 16);   /* odd length: last pair incomplete */
+}
+
+static void test_310_split_deltas(void **state)
+{
+    (void)state;
+    /* The 3.10 compiler splits line deltas beyond +-127 into (0, +-127) pairs and byte deltas
+     * beyond 254 into (254, ldelta) + (254, 0)... pairs (Python/compile.c assemble_line_range). */
+    static const unsigned char t[] = {
+        2, 1,                       /* 0..1: line 1001 */
+        0, 127, 0, 127, 6, 46,      /* +300 -> 1301, covering 2..7 */
+        254, 0x81, 254, 0, 10, 0,   /* -127 -> 1174, covering 8..525 */
+        0, 0x81, 0, 0x81, 2, 0x83,  /* -127 -127 -125 = -379 -> 795, covering 526..527 */
+        254, 0x80, 2, 0x80,         /* 528..783: no line */
+        2, 5,                       /* 784..785: 800 (the running line survived the -128s) */
+    };
+    expect_loc(10, t, sizeof(t), 1000, 0, 1001, 1001, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 2, 1301, 1301, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 6, 1301, 1301, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 8, 1174, 1174, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 262, 1174, 1174, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 516, 1174, 1174, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 524, 1174, 1174, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 526, 795, 795, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 528, -1, -1, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 782, -1, -1, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 783, -1, -1, -1, -1);
+    expect_loc(10, t, sizeof(t), 1000, 784, 800, 800, -1, -1);
+    expect_fail(10, t, sizeof(t), 1000, 786);
+    expect_fail(10, t, sizeof(t), 1000, 0x7fffffff);
+}
+
+/* ---- real tables from CPython ---- */
+
+/* Sources (compile(src, ..., "exec").co_consts[0]):
+ * basic:    "\ndef f(a, b):\n    x = a + b\n    y = g(x,\n          a)\n    try:\n"
+ *           "        z = x / y\n    except ZeroDivisionError:\n        z = None\n"
+ *           "    with open(a) as fh:\n        fh.read()\n    for i in range(3):\n"
+ *           "        if i: break\n    return z\n"
+ *           (_nocol: same, 3.11 run with -X no_debug_ranges)
+ * exceptas: "def f(a):\n    try:\n        a()\n    except E as e:\n        a(e)\n"
+ * big:      "def h(a):\n    q = 1\n" + 300 blank lines + "    r = k(a, ... 140 times)\n"
+ *           + 150 blank lines + "    return q\n"
+ * Expected positions: co_positions() (3.11+) or co_lines() per code unit (3.10), None -> -1. */
+/* 3.10.13 firstlineno 2, 34 bytes, 65 code units */
+static const unsigned char real_10_basic_table[] = {
+    0x08, 0x01, 0x04, 0x01, 0x02, 0x01, 0x04, 0xff, 0x02, 0x02, 0x0c, 0x01, 0x0c, 0x01, 0x08, 0x01,
+    0x02, 0xff, 0x0a, 0x02, 0x0a, 0x01, 0x1c, 0xff, 0x0c, 0x02, 0x06, 0x01, 0x04, 0x01, 0x02, 0xff,
+    0x04, 0x01,
+};
+static const struct tb_location real_10_basic_pos[] = {
+    {3, 3, -1, -1}, {3, 3, -1, -1}, {3, 3, -1, -1}, {3, 3, -1, -1},
+    {4, 4, -1, -1}, {4, 4, -1, -1}, {5, 5, -1, -1}, {4, 4, -1, -1},
+    {4, 4, -1, -1}, {6, 6, -1, -1}, {7, 7, -1, -1}, {7, 7, -1, -1},
+    {7, 7, -1, -1}, {7, 7, -1, -1}, {7, 7, -1, -1}, {7, 7, -1, -1},
+    {8, 8, -1, -1}, {8, 8, -1, -1}, {8, 8, -1, -1}, {8, 8, -1, -1},
+    {8, 8, -1, -1}, {8, 8, -1, -1}, {9, 9, -1, -1}, {9, 9, -1, -1},
+    {9, 9, -1, -1}, {9, 9, -1, -1}, {8, 8, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1},
+    {11, 11, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {12, 12, -1, -1},
+    {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1},
+    {12, 12, -1, -1}, {13, 13, -1, -1}, {13, 13, -1, -1}, {13, 13, -1, -1},
+    {14, 14, -1, -1}, {14, 14, -1, -1}, {13, 13, -1, -1}, {14, 14, -1, -1},
+    {14, 14, -1, -1},
+};
+/* 3.10.13 firstlineno 1, 12 bytes, 30 code units */
+static const unsigned char real_10_exceptas_table[] = {
+    0x02, 0x01, 0x0c, 0x01, 0x0e, 0x01, 0x16, 0x01, 0x08, 0x80, 0x02, 0xff,
+};
+static const struct tb_location real_10_exceptas_pos[] = {
+    {2, 2, -1, -1}, {3, 3, -1, -1}, {3, 3, -1, -1}, {3, 3, -1, -1},
+    {3, 3, -1, -1}, {3, 3, -1, -1}, {3, 3, -1, -1}, {4, 4, -1, -1},
+    {4, 4, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1},
+    {4, 4, -1, -1}, {4, 4, -1, -1}, {5, 5, -1, -1}, {5, 5, -1, -1},
+    {5, 5, -1, -1}, {5, 5, -1, -1}, {5, 5, -1, -1}, {5, 5, -1, -1},
+    {5, 5, -1, -1}, {5, 5, -1, -1}, {5, 5, -1, -1}, {5, 5, -1, -1},
+    {5, 5, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1},
+    {-1, -1, -1, -1}, {4, 4, -1, -1},
+};
+/* 3.10.13 firstlineno 1, 16 bytes, 289 code units */
+static const unsigned char real_10_big_table[] = {
+    0x04, 0x01, 0x00, 0x7f, 0x00, 0x7f, 0xfe, 0x2f, 0xfe, 0x00, 0x3e, 0x00, 0x00, 0x7f, 0x04, 0x18,
+};
+static const struct tb_location real_10_big_pos[] = {
+    {2, 2, -1, -1}, {2, 2, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1},
+    {303, 303, -1, -1}, {303, 303, -1, -1}, {303, 303, -1, -1}, {454, 454, -1, -1},
+    {454, 454, -1, -1},
+};
+/* 3.11.7 firstlineno 2, 227 bytes, 130 code units */
+static const unsigned char real_11_basic_table[] = {
+    0x80, 0x00, 0xd8, 0x08, 0x09, 0x88, 0x41, 0x89, 0x05, 0x80, 0x41, 0xdd, 0x08, 0x09, 0x88, 0x21,
+    0xd8, 0x0a, 0x0b, 0xf1, 0x03, 0x01, 0x09, 0x0d, 0xf4, 0x00, 0x01, 0x09, 0x0d, 0x80, 0x41, 0xf0,
+    0x04, 0x03, 0x05, 0x11, 0xd8, 0x0c, 0x0d, 0x90, 0x01, 0x89, 0x45, 0x88, 0x01, 0x88, 0x01, 0xf8,
+    0xdd, 0x0b, 0x1c, 0xf0, 0x00, 0x01, 0x05, 0x11, 0xf0, 0x00, 0x01, 0x05, 0x11, 0xf0, 0x00, 0x01,
+    0x05, 0x11, 0xd8, 0x0c, 0x10, 0x88, 0x01, 0x88, 0x01, 0x88, 0x01, 0xf0, 0x03, 0x01, 0x05, 0x11,
+    0xf8, 0xf8, 0xf8, 0xe5, 0x09, 0x0d, 0x88, 0x61, 0x89, 0x17, 0x8c, 0x17, 0xf0, 0x00, 0x01, 0x05,
+    0x12, 0x90, 0x42, 0xd8, 0x08, 0x0a, 0x8f, 0x07, 0x8a, 0x07, 0x89, 0x09, 0x8c, 0x09, 0x88, 0x09,
+    0xf0, 0x03, 0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf1,
+    0x00, 0x01, 0x05, 0x12, 0xf4, 0x00, 0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf0, 0x00,
+    0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf0, 0x00, 0x01,
+    0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf8, 0xf8, 0xf8, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf0,
+    0x00, 0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xe5, 0x0d,
+    0x12, 0x90, 0x31, 0x89, 0x58, 0x8c, 0x58, 0xf0, 0x00, 0x01, 0x05, 0x14, 0xf0, 0x00, 0x01, 0x05,
+    0x14, 0x88, 0x01, 0xd8, 0x0b, 0x0c, 0x88, 0x0b, 0x88, 0x65, 0x88, 0x65, 0x88, 0x0b, 0xd8, 0x0b,
+    0x0c, 0x80, 0x48,
+};
+static const struct tb_location real_11_basic_pos[] = {
+    {2, 2, 0, 0}, {3, 3, 8, 9}, {3, 3, 12, 13}, {3, 3, 8, 13},
+    {3, 3, 8, 13}, {3, 3, 4, 5}, {4, 4, 8, 9}, {4, 4, 8, 9},
+    {4, 4, 8, 9}, {4, 4, 8, 9}, {4, 4, 8, 9}, {4, 4, 8, 9},
+    {4, 4, 10, 11}, {5, 5, 10, 11}, {4, 5, 8, 12}, {4, 5, 8, 12},
+    {4, 5, 8, 12}, {4, 5, 8, 12}, {4, 5, 8, 12}, {4, 5, 8, 12},
+    {4, 5, 8, 12}, {4, 4, 4, 5}, {6, 9, 4, 16}, {7, 7, 12, 13},
+    {7, 7, 16, 17}, {7, 7, 12, 17}, {7, 7, 12, 17}, {7, 7, 8, 9},
+    {7, 7, 8, 9}, {-1, -1, -1, -1}, {8, 8, 11, 28}, {8, 8, 11, 28},
+    {8, 8, 11, 28}, {8, 8, 11, 28}, {8, 8, 11, 28}, {8, 8, 11, 28},
+    {8, 9, 4, 16}, {8, 9, 4, 16}, {8, 9, 4, 16}, {9, 9, 12, 16},
+    {9, 9, 8, 9}, {9, 9, 8, 9}, {9, 9, 8, 9}, {8, 9, 4, 16},
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {10, 10, 9, 13},
+    {10, 10, 9, 13}, {10, 10, 9, 13}, {10, 10, 9, 13}, {10, 10, 9, 13},
+    {10, 10, 9, 13}, {10, 10, 14, 15}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 11, 4, 17}, {10, 10, 20, 22}, {11, 11, 8, 10},
+    {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15},
+    {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15},
+    {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 17},
+    {11, 11, 8, 17}, {11, 11, 8, 17}, {11, 11, 8, 17}, {11, 11, 8, 17},
+    {11, 11, 8, 17}, {11, 11, 8, 17}, {11, 11, 8, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {-1, -1, -1, -1},
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {12, 12, 13, 18}, {12, 12, 13, 18},
+    {12, 12, 13, 18}, {12, 12, 13, 18}, {12, 12, 13, 18}, {12, 12, 13, 18},
+    {12, 12, 19, 20}, {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 12, 13, 21},
+    {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 12, 13, 21},
+    {12, 13, 4, 19}, {12, 13, 4, 19}, {12, 12, 8, 9}, {13, 13, 11, 12},
+    {13, 13, 8, 19}, {13, 13, 14, 19}, {13, 13, 14, 19}, {13, 13, 8, 19},
+    {14, 14, 11, 12}, {14, 14, 4, 12},
+};
+/* 3.11.7 firstlineno 2, 141 bytes, 130 code units */
+static const unsigned char real_11_basic_nocol_table[] = {
+    0xe8, 0x00, 0xe8, 0x02, 0xe8, 0x00, 0xe9, 0x00, 0xe8, 0x00, 0xed, 0x02, 0xe8, 0x00, 0xe8, 0x02,
+    0xe9, 0x03, 0xec, 0x00, 0xe8, 0x00, 0xe8, 0x04, 0xe8, 0x02, 0xe8, 0x00, 0xe9, 0x00, 0xe8, 0x00,
+    0xe8, 0x00, 0xf8, 0xed, 0x02, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x02, 0xe8, 0x00, 0xe8,
+    0x00, 0xe8, 0x00, 0xe8, 0x03, 0xf8, 0xf8, 0xf8, 0xed, 0x04, 0xe8, 0x00, 0xe9, 0x00, 0xec, 0x00,
+    0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x02, 0xef, 0x00, 0xea, 0x00, 0xe9, 0x00, 0xec, 0x00, 0xe8, 0x00,
+    0xe8, 0x03, 0xe8, 0x00, 0xe8, 0x00, 0xe9, 0x00, 0xec, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x00,
+    0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xf8, 0xf8, 0xf8, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xe8,
+    0x00, 0xed, 0x04, 0xe8, 0x00, 0xe9, 0x00, 0xec, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xe8,
+    0x02, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x00, 0xe8, 0x02, 0xe8, 0x00,
+};
+static const struct tb_location real_11_basic_nocol_pos[] = {
+    {2, 2, -1, -1}, {3, 3, -1, -1}, {3, 3, -1, -1}, {3, 3, -1, -1},
+    {3, 3, -1, -1}, {3, 3, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1},
+    {4, 4, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1},
+    {4, 4, -1, -1}, {5, 5, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1},
+    {4, 4, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1}, {4, 4, -1, -1},
+    {4, 4, -1, -1}, {4, 4, -1, -1}, {6, 6, -1, -1}, {7, 7, -1, -1},
+    {7, 7, -1, -1}, {7, 7, -1, -1}, {7, 7, -1, -1}, {7, 7, -1, -1},
+    {7, 7, -1, -1}, {-1, -1, -1, -1}, {8, 8, -1, -1}, {8, 8, -1, -1},
+    {8, 8, -1, -1}, {8, 8, -1, -1}, {8, 8, -1, -1}, {8, 8, -1, -1},
+    {8, 8, -1, -1}, {8, 8, -1, -1}, {8, 8, -1, -1}, {9, 9, -1, -1},
+    {9, 9, -1, -1}, {9, 9, -1, -1}, {9, 9, -1, -1}, {8, 8, -1, -1},
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {11, 11, -1, -1},
+    {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1},
+    {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1},
+    {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1},
+    {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1},
+    {11, 11, -1, -1}, {11, 11, -1, -1}, {11, 11, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1}, {-1, -1, -1, -1},
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {10, 10, -1, -1}, {10, 10, -1, -1},
+    {10, 10, -1, -1}, {10, 10, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1},
+    {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1},
+    {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1},
+    {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1},
+    {12, 12, -1, -1}, {12, 12, -1, -1}, {12, 12, -1, -1}, {13, 13, -1, -1},
+    {13, 13, -1, -1}, {13, 13, -1, -1}, {13, 13, -1, -1}, {13, 13, -1, -1},
+    {14, 14, -1, -1}, {14, 14, -1, -1},
+};
+/* 3.12.1 firstlineno 2, 137 bytes, 112 code units */
+static const unsigned char real_12_basic_table[] = {
+    0x80, 0x00, 0xd8, 0x08, 0x09, 0x88, 0x41, 0x89, 0x05, 0x80, 0x41, 0xdc, 0x08, 0x09, 0x88, 0x21,
+    0xd8, 0x0a, 0x0b, 0xf3, 0x03, 0x01, 0x09, 0x0d, 0x80, 0x41, 0xf0, 0x04, 0x03, 0x05, 0x11, 0xd8,
+    0x0c, 0x0d, 0x90, 0x01, 0x89, 0x45, 0x88, 0x01, 0xf4, 0x06, 0x00, 0x0a, 0x0e, 0x88, 0x61, 0x8b,
+    0x17, 0xf0, 0x00, 0x01, 0x05, 0x12, 0x90, 0x42, 0xd8, 0x08, 0x0a, 0x8f, 0x07, 0x89, 0x07, 0x8c,
+    0x09, 0xf7, 0x03, 0x01, 0x05, 0x12, 0xe4, 0x0d, 0x12, 0x90, 0x31, 0x8b, 0x58, 0xf2, 0x00, 0x01,
+    0x05, 0x14, 0x88, 0x01, 0xda, 0x0b, 0x0c, 0x88, 0x65, 0xd8, 0x0b, 0x0c, 0x80, 0x48, 0xf0, 0x05,
+    0x01, 0x05, 0x14, 0xe0, 0x0b, 0x0c, 0x80, 0x48, 0xf8, 0xf4, 0x0d, 0x00, 0x0c, 0x1d, 0xf2, 0x00,
+    0x01, 0x05, 0x11, 0xd8, 0x0c, 0x10, 0x8a, 0x01, 0xf0, 0x03, 0x01, 0x05, 0x11, 0xfa, 0xf7, 0x04,
+    0x01, 0x05, 0x12, 0xf0, 0x00, 0x01, 0x05, 0x12, 0xfa,
+};
+static const struct tb_location real_12_basic_pos[] = {
+    {2, 2, 0, 0}, {3, 3, 8, 9}, {3, 3, 12, 13}, {3, 3, 8, 13},
+    {3, 3, 8, 13}, {3, 3, 4, 5}, {4, 4, 8, 9}, {4, 4, 8, 9},
+    {4, 4, 8, 9}, {4, 4, 8, 9}, {4, 4, 8, 9}, {4, 4, 10, 11},
+    {5, 5, 10, 11}, {4, 5, 8, 12}, {4, 5, 8, 12}, {4, 5, 8, 12},
+    {4, 5, 8, 12}, {4, 4, 4, 5}, {6, 9, 4, 16}, {7, 7, 12, 13},
+    {7, 7, 16, 17}, {7, 7, 12, 17}, {7, 7, 12, 17}, {7, 7, 8, 9},
+    {10, 10, 9, 13}, {10, 10, 9, 13}, {10, 10, 9, 13}, {10, 10, 9, 13},
+    {10, 10, 9, 13}, {10, 10, 14, 15}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 11, 4, 17}, {10, 10, 20, 22},
+    {11, 11, 8, 10}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15},
+    {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15},
+    {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 17},
+    {11, 11, 8, 17}, {11, 11, 8, 17}, {11, 11, 8, 17}, {11, 11, 8, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {12, 12, 13, 18}, {12, 12, 13, 18}, {12, 12, 13, 18}, {12, 12, 13, 18},
+    {12, 12, 13, 18}, {12, 12, 19, 20}, {12, 12, 13, 21}, {12, 12, 13, 21},
+    {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 13, 4, 19}, {12, 13, 4, 19},
+    {12, 13, 4, 19}, {12, 12, 8, 9}, {13, 13, 11, 12}, {13, 13, 11, 12},
+    {13, 13, 11, 12}, {13, 13, 14, 19}, {14, 14, 11, 12}, {14, 14, 4, 12},
+    {12, 13, 4, 19}, {14, 14, 11, 12}, {14, 14, 4, 12}, {-1, -1, -1, -1},
+    {8, 8, 11, 28}, {8, 8, 11, 28}, {8, 8, 11, 28}, {8, 8, 11, 28},
+    {8, 8, 11, 28}, {8, 9, 4, 16}, {8, 9, 4, 16}, {8, 9, 4, 16},
+    {9, 9, 12, 16}, {9, 9, 8, 9}, {9, 9, 8, 9}, {9, 9, 8, 9},
+    {8, 9, 4, 16}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17}, {10, 11, 4, 17},
+    {10, 11, 4, 17}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1},
+};
+/* 3.13.0 firstlineno 2, 120 bytes, 123 code units */
+static const unsigned char real_13_basic_table[] = {
+    0x80, 0x00, 0xd8, 0x08, 0x09, 0x89, 0x05, 0x80, 0x41, 0xdc, 0x08, 0x09, 0x88, 0x21, 0xd8, 0x0a,
+    0x0b, 0xf3, 0x03, 0x01, 0x09, 0x0d, 0x80, 0x41, 0xf0, 0x04, 0x03, 0x05, 0x11, 0xd8, 0x0c, 0x0d,
+    0x89, 0x45, 0x88, 0x01, 0xf4, 0x06, 0x00, 0x0a, 0x0e, 0x88, 0x61, 0x8c, 0x17, 0x90, 0x42, 0xd8,
+    0x08, 0x0a, 0x8f, 0x07, 0x89, 0x07, 0x8c, 0x09, 0xf7, 0x03, 0x00, 0x0a, 0x11, 0xe4, 0x0d, 0x12,
+    0x90, 0x31, 0x8e, 0x58, 0x88, 0x01, 0xdf, 0x0b, 0x0c, 0x88, 0x31, 0x88, 0x65, 0xd8, 0x0b, 0x0c,
+    0x80, 0x48, 0xf1, 0x05, 0x00, 0x0e, 0x16, 0xe0, 0x0b, 0x0c, 0x80, 0x48, 0xf8, 0xf4, 0x0d, 0x00,
+    0x0c, 0x1d, 0xf3, 0x00, 0x01, 0x05, 0x11, 0xd8, 0x0c, 0x10, 0x8a, 0x01, 0xf0, 0x03, 0x01, 0x05,
+    0x11, 0xfa, 0xe7, 0x09, 0x10, 0x8d, 0x17, 0xfa,
+};
+static const struct tb_location real_13_basic_pos[] = {
+    {2, 2, 0, 0}, {3, 3, 8, 9}, {3, 3, 8, 13}, {3, 3, 8, 13},
+    {3, 3, 4, 5}, {4, 4, 8, 9}, {4, 4, 8, 9}, {4, 4, 8, 9},
+    {4, 4, 8, 9}, {4, 4, 8, 9}, {4, 4, 10, 11}, {5, 5, 10, 11},
+    {4, 5, 8, 12}, {4, 5, 8, 12}, {4, 5, 8, 12}, {4, 5, 8, 12},
+    {4, 4, 4, 5}, {6, 9, 4, 16}, {7, 7, 12, 13}, {7, 7, 12, 17},
+    {7, 7, 12, 17}, {7, 7, 8, 9}, {10, 10, 9, 13}, {10, 10, 9, 13},
+    {10, 10, 9, 13}, {10, 10, 9, 13}, {10, 10, 9, 13}, {10, 10, 14, 15},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 20, 22}, {11, 11, 8, 10}, {11, 11, 8, 15},
+    {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15},
+    {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15}, {11, 11, 8, 15},
+    {11, 11, 8, 15}, {11, 11, 8, 17}, {11, 11, 8, 17}, {11, 11, 8, 17},
+    {11, 11, 8, 17}, {11, 11, 8, 17}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {12, 12, 13, 18}, {12, 12, 13, 18},
+    {12, 12, 13, 18}, {12, 12, 13, 18}, {12, 12, 13, 18}, {12, 12, 19, 20},
+    {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 12, 13, 21},
+    {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 12, 13, 21}, {12, 12, 8, 9},
+    {13, 13, 11, 12}, {13, 13, 11, 12}, {13, 13, 11, 12}, {13, 13, 11, 12},
+    {13, 13, 11, 12}, {13, 13, 11, 12}, {13, 13, 11, 12}, {13, 13, 11, 12},
+    {13, 13, 11, 12}, {13, 13, 14, 19}, {14, 14, 11, 12}, {14, 14, 4, 12},
+    {12, 12, 13, 21}, {12, 12, 13, 21}, {14, 14, 11, 12}, {14, 14, 4, 12},
+    {-1, -1, -1, -1}, {8, 8, 11, 28}, {8, 8, 11, 28}, {8, 8, 11, 28},
+    {8, 8, 11, 28}, {8, 8, 11, 28}, {8, 9, 4, 16}, {8, 9, 4, 16},
+    {8, 9, 4, 16}, {8, 9, 4, 16}, {9, 9, 12, 16}, {9, 9, 8, 9},
+    {9, 9, 8, 9}, {9, 9, 8, 9}, {8, 9, 4, 16}, {-1, -1, -1, -1},
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16}, {10, 10, 9, 16},
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1},
+};
+
+struct real_table {
+    const char *name;
+    int minor, first;
+    const unsigned char *table;
+    size_t len;
+    const struct tb_location *pos;
+    size_t npos;
+};
+
+#define REAL(ident, minor, first) \
+    { #ident, minor, first, ident##_table, sizeof(ident##_table), ident##_pos, N_ITEMS(ident##_pos) }
+
+static const struct real_table real_tables[] = {
+    REAL(real_10_basic, 10, 2),
+    REAL(real_10_exceptas, 10, 1),
+    REAL(real_10_big, 10, 1),
+    REAL(real_11_basic, 11, 2),
+    REAL(real_11_basic_nocol, 11, 2),
+    REAL(real_12_basic, 12, 2),
+    REAL(real_13_basic, 13, 2),
+};
+
+static void test_real_tables(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < N_ITEMS(real_tables); k++) {
+        const struct real_table *r = &real_tables[k];
+        for (size_t i = 0; i < r->npos; i++) {
+            const struct tb_location *p = &r->pos[i];
+            expect_loc(r->minor, r->table, r->len, r->first, (int)(2 * i), p->line, p->end_line,
+                       p->col, p->end_col);
+        }
+        expect_fail(r->minor, r->table, r->len, r->first, (int)(2 * r->npos));
+    }
+}
+
+/* Every prefix of a valid table, copied to an exact-size heap buffer (so valgrind/ASan see any
+ * overread): lookups either fail or agree with the full table. */
+static void check_prefixes(int minor, const unsigned char *t, size_t len, int first, int max_addr)
+{
+    for (size_t k = 0; k <= len; k++) {
+        unsigned char *copy = malloc(k ? k : 1);
+        assert_non_null(copy);
+        memcpy(copy, t, k);
+        for (int addr = 0; addr <= max_addr; addr += 2) {
+            struct tb_location want, got;
+            int want_rc = lookup(minor, t, len, first, addr, &want);
+            int rc = lookup(minor, copy, k, first, addr, &got);
+            if (rc == 0) {
+                assert_int_equal(want_rc, 0);
+                assert_memory_equal(&got, &want, sizeof(got));
+            } else {
+                assert_int_equal(rc, -1);
+            }
+        }
+        free(copy);
+    }
+}
+
+static void test_truncated_real(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < N_ITEMS(real_tables); k++) {
+        const struct real_table *r = &real_tables[k];
+        check_prefixes(r->minor, r->table, r->len, r->first, (int)(2 * r->npos + 4));
+    }
+}
+
+static void test_truncated_hand(void **state)
+{
+    (void)state;
+    static const unsigned char t11[] = {
+        E(14, 1), 0x43, 0x01, 0x40, 0x40, 0x01, 0x41, 0x40, 0x00, 0x01,
+        E(13, 1), 0x49, 0x03, E(10, 2), 3, 9, E(15, 1), E(3, 1), 0x12,
+    };
+    static const unsigned char t10[] = { 2, 1, 0, 127, 254, 0x80, 4, 0xff, 3, 2 };
+    for (int minor = 11; minor <= 15; minor++)
+        check_prefixes(minor, t11, sizeof(t11), 5, 20);
+    check_prefixes(10, t10, sizeof(t10), 5, 270);
+}
+
+/* Seeded random buffers of 0..96 bytes, exact-size heap copies: must terminate with 0 or -1. */
+static void test_random_garbage(void **state)
+{
+    (void)state;
+    rng_state = 0x2545f491;
+    for (int n = 0; n < 5000; n++) {
+        size_t len = rnd() % 97;
+        unsigned char *buf = malloc(len ? len : 1);
+        assert_non_null(buf);
+        /* half the buffers bias towards entry-start bytes so deeper paths are reached */
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (unsigned char)((n & 1) && rnd() % 3 == 0 ? 0x80 | rnd() : rnd());
+        int first = (int)(rnd() % 2000) - 1000;
+        for (int minor = 10; minor <= 15; minor++) {
+            for (int addr = -2; addr <= (int)len * 16 + 2; addr += 2 + (int)(rnd() % 7)) {
+                struct tb_location got;
+                int rc = lookup(minor, buf, len, first, addr, &got);
+                assert_true(rc == 0 || rc == -1);
+                if (rc == -1)
+                    assert_int_equal(got.line, -1);
+            }
+            struct tb_location got;
+            int rc = lookup(minor, buf, len, first, 0x7fffffff, &got);
+            assert_int_equal(rc, -1);
+        }
+        free(buf);
+    }
+}
+
+/* ---- round trip against a small encoder following Objects/locations.md ---- */
+
+static size_t put_varint(unsigned char *p, uint32_t v)
+{
+    size_t n = 0;
+    while (v >= 64) {
+        p[n++] = (unsigned char)(0x40 | (v & 63));
+        v >>= 6;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+static size_t put_svarint(unsigned char *p, int v)
+{
+    return put_varint(p, v < 0 ? ((uint32_t)-v << 1) | 1 : (uint32_t)v << 1);
+}
+
+/* Appends one random entry covering `units` code units; records the expected location. */
+static size_t put_random_entry(unsigned char *p, int *line, int units, struct tb_location *want)
+{
+    int code = (int)(rnd() % 16), n = 0;
+    p[n++] = E(code, units);
+    if (code <= 9) {
+        int col = code * 8 + (int)(rnd() % 8), width = (int)(rnd() % 16);
+        p[n++] = (unsigned char)((col & 7) << 4 | width);
+        *want = (struct tb_location){ *line, *line, col, col + width };
+    } else if (code <= 12) {
+        *line += code - 10;
+        int col = (int)(rnd() % 128), end = (int)(rnd() % 128);
+        p[n++] = (unsigned char)col;
+        p[n++] = (unsigned char)end;
+        *want = (struct tb_location){ *line, *line, col, end };
+    } else if (code == 13) {
+        int delta = (int)(rnd() % 20001) - 10000;
+        *line += delta;
+        n += (int)put_svarint(p + n, delta);
+        *want = (struct tb_location){ *line, *line, -1, -1 };
+    } else if (code == 14) {
+        int delta = (int)(rnd() % 200001) - 100000;
+        uint32_t span = rnd() % 5000, col = rnd() % 3 ? rnd() % 100000 : 0, end = rnd() % 300;
+        *line += delta;
+        n += (int)put_svarint(p + n, delta);
+        n += (int)put_varint(p + n, span);
+        n += (int)put_varint(p + n, col);
+        n += (int)put_varint(p + n, end);
+        *want = (struct tb_location){ *line, *line + (int)span, (int)col - 1, (int)end - 1 };
+    } else {
+        *want = (struct tb_location){ -1, -1, -1, -1 };
+    }
+    return (size_t)n;
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    enum { ENTRIES = 200 };
+    static unsigned char table[ENTRIES * 32];
+    static struct tb_location want[ENTRIES * 8];
+    rng_state = 0x9e3779b9;
+    for (int round = 0; round < 50; round++) {
+        int first = (int)(rnd() % 100000), line = first, units = 0;
+        size_t len = 0;
+        for (int e = 0; e < ENTRIES; e++) {
+            int n = 1 + (int)(rnd() % 8);
+            struct tb_location loc;
+            len += put_random_entry(table + len, &line, n, &loc);
+            for (int i = 0; i < n; i++)
+                want[units++] = loc;
+        }
+        int minor = 11 + round % 5;
+        for (int i = 0; i < units; i++)
+            expect_loc(minor, table, len, first, 2 * i, want[i].line, want[i].end_line,
+                       want[i].col, want[i].end_col);
+        expect_fail(minor, table, len, first, 2 * units);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_negative_addr),
+        cmocka_unit_test(test_bad_version_and_empty),
+        cmocka_unit_test(test_311_short),
+        cmocka_unit_test(test_311_one_line),
+        cmocka_unit_test(test_311_no_columns),
+        cmocka_unit_test(test_311_long),
+        cmocka_unit_test(test_311_none),
+        cmocka_unit_test(test_311_malformed),
+        cmocka_unit_test(test_310_basic),
+        cmocka_unit_test(test_310_split_deltas),
+        cmocka_unit_test(test_real_tables),
+        cmocka_unit_test(test_truncated_real),
+        cmocka_unit_test(test_truncated_hand),
+        cmocka_unit_test(test_random_garbage),
+        cmocka_unit_test(test_roundtrip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
