@@ -98,8 +98,10 @@ static void write_meta(FILE *f, const struct tb_tree *t)
 
 	if (uname(&u))
 		u.nodename[0] = u.release[0] = '\0';
-	fprintf(f, "\"meta\":{\"rate_hz\":%u,\"duration_s\":%.3f,\"mode\":\"cpu\",\"host\":", p->hz,
-		p->duration_s);
+	static const char *const modes[] = { "cpu", "wall", "gil", "exception" };
+
+	fprintf(f, "\"meta\":{\"rate_hz\":%u,\"duration_s\":%.3f,\"mode\":\"%s\",\"host\":", p->hz,
+		p->duration_s, modes[p->mode & 3]);
 	tb_json_str(f, u.nodename);
 	fputs(",\"kernel\":", f);
 	tb_json_str(f, u.release);
@@ -107,13 +109,16 @@ static void write_meta(FILE *f, const struct tb_tree *t)
 		"\"no_python_samples\":%llu,\"lost\":%llu,\"truncated\":%llu,\"partial\":%llu,"
 		"\"frames\":%llu,\"unresolved_frames\":%llu,\"max_depth\":%u,\"by_line\":%s,"
 		"\"min_fraction\":%g,\"pruned_nodes\":%u,\"functions\":%u,\"agent_cpu_s\":%.4f,"
+		"\"off_cpu_samples\":%llu,\"filtered_samples\":%llu,\"gc_frames\":%s,"
 		"\"processes\":[",
 		(long long)p->start_unix, (unsigned long long)p->samples,
 		(unsigned long long)p->python_samples, (unsigned long long)p->no_python,
 		(unsigned long long)p->lost, (unsigned long long)p->truncated,
 		(unsigned long long)p->partial, (unsigned long long)p->frames,
 		(unsigned long long)p->unresolved_frames, p->max_depth, t->by_line ? "true" : "false",
-		t->min_fraction, t->pruned, t->funcs.n, p->agent_cpu_s);
+		t->min_fraction, t->pruned, t->funcs.n, p->agent_cpu_s,
+		(unsigned long long)p->off_cpu_samples, (unsigned long long)p->filtered,
+		p->no_gc ? "false" : "true");
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
 
@@ -140,8 +145,12 @@ static void write_threads(FILE *f, const struct tb_profile *p)
 		fprintf(f, "%s\"%u\":{\"pid\":%u,\"ns_tid\":%u,\"name\":", i ? "," : "", t->tid, t->pid,
 			t->ns_tid);
 		tb_json_str(f, tb_str(&p->strs, t->name));
-		fprintf(f, ",\"samples\":%llu,\"python_samples\":%llu}", (unsigned long long)t->samples,
-			(unsigned long long)t->python_samples);
+		fprintf(f, ",\"samples\":%llu,\"python_samples\":%llu,\"status\":{\"on_cpu\":%llu,"
+			"\"off_cpu\":%llu,\"gil_held\":%llu,\"gil_wait\":%llu,\"gc\":%llu,\"exception\":%llu}}",
+			(unsigned long long)t->samples, (unsigned long long)t->python_samples,
+			(unsigned long long)t->on_cpu, (unsigned long long)t->off_cpu,
+			(unsigned long long)t->gil_held, (unsigned long long)t->gil_wait,
+			(unsigned long long)t->gc, (unsigned long long)t->exception);
 	}
 	fputc('}', f);
 }

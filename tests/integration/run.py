@@ -1,6 +1,7 @@
 """Integration tests: profile real Python processes with the real BPF
 program, for every CPython present.  Prints one line per check and ends
 with "N passed, N failed"; exits non-zero on any failure or if nothing ran."""
+import json
 import os
 import signal
 import subprocess
@@ -127,6 +128,98 @@ def test_attach(py, tag):
         proc.wait()
 
 
+def capture_json(py, script, args, extra, name):
+    out = os.path.join(TMP, name + ".json")
+    fold = os.path.join(TMP, name + ".folded")
+    r = tb.run(["-q", "-o", out, "-o", fold] + list(extra) + ["--"] + py + [tb.workload(script)] + args)
+    assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr.strip())
+    with open(out) as f:
+        return json.load(f), tb.Folded(fold)
+
+
+def named_threads(data, fold, names):
+    """{function name: thread record} for the threads running each function"""
+    by_thread = fold.threads()
+    out = {}
+    for tid, rec in data["threads"].items():
+        frames = [k for k in by_thread if k.endswith("(tid %s)" % tid)]
+        for n in names:
+            if frames and by_thread[frames[0]][n] > 0:
+                out[n] = rec
+    return out
+
+
+def test_gil_wall(py, tag):
+    data, fold = capture_json(py, "gil.py", ["2.5"], ["--mode", "wall", "-r", "499"], "gilwall-" + tag)
+    th = named_threads(data, fold, ["contend_a", "contend_b"])
+    assert len(th) == 2, "threads: %s" % th
+    out = []
+    for name, rec in th.items():
+        st, n = rec["status"], rec["python_samples"]
+        held, wait = st["gil_held"] / n, st["gil_wait"] / n
+        assert 0.3 <= held <= 0.7, "%s holds the GIL %.0f%% of %d" % (name, 100 * held, n)
+        assert 0.3 <= wait <= 0.7, "%s waits %.0f%% of %d" % (name, 100 * wait, n)
+        assert held + wait >= 0.9, "%s: held %.2f + wait %.2f" % (name, held, wait)
+        out.append("%s held %.0f%% wait %.0f%%" % (name, 100 * held, 100 * wait))
+    return ", ".join(out)
+
+
+def test_gil_mode(py, tag):
+    data, fold = capture_json(py, "gil.py", ["2"], ["--mode", "gil", "-r", "499"], "gilmode-" + tag)
+    th = named_threads(data, fold, ["contend_a", "contend_b"])
+    assert len(th) == 2, "threads: %s" % th
+    for name, rec in th.items():
+        st = rec["status"]
+        assert st["gil_held"] == st["on_cpu"] > 20, "%s: %s" % (name, st)
+    assert data["meta"]["mode"] == "gil"
+    return "only holders kept (%d dropped)" % data["meta"]["filtered_samples"]
+
+
+def sleep_share(fold, line):
+    total = at_sleep = 0
+    for frames, n in fold.stacks:
+        names = [tb.Folded.func(f) for f in frames]
+        if "sleeper" not in names:
+            continue
+        total += n
+        i = names.index("sleeper")
+        if tb.Folded.line(frames[i]) == line:
+            at_sleep += n
+    return at_sleep, total
+
+
+def test_sleep_wall(py, tag):
+    line = tb.marked_line(tb.workload("sleeper.py"), "SLEEP-LINE")
+    _, fold = capture_json(py, "sleeper.py", ["3"], ["--mode", "wall", "-r", "499"], "sleepwall-" + tag)
+    s, t = sleep_share(fold, line)
+    assert t > 1000 and abs(100.0 * s / t - 90) <= 5, "sleep %d of %d (%.1f%%)" % (s, t, 100.0 * s / t)
+    off = sum(n for frames, n in fold.stacks if frames[-1].startswith("<off-CPU>"))
+    assert off >= 0.8 * s, "only %d of %d sleep samples under <off-CPU>" % (off, s)
+    _, fold2 = capture_json(py, "sleeper.py", ["2"], ["-r", "499"], "sleepcpu-" + tag)
+    s2, t2 = sleep_share(fold2, line)
+    assert t2 > 20 and 100.0 * s2 / t2 <= 15, "cpu mode: sleep %d of %d" % (s2, t2)
+    return "wall: sleep %.1f%% of %d; cpu: %.1f%% of %d" % (100.0 * s / t, t, 100.0 * s2 / t2, t2)
+
+
+def test_gc_exception(py, tag):
+    data, fold = capture_json(py, "gc_exc.py", ["1.5"], ["-r", "499"], "gc-" + tag)
+    gc_samples = sum(n for frames, n in fold.stacks if frames[-1].startswith("<GC>"))
+    under = sum(n for frames, n in fold.stacks if frames[-1].startswith("<GC>")
+                and "make_garbage" in [tb.Folded.func(f) for f in frames])
+    assert gc_samples >= 10 and under >= 0.8 * gc_samples, "<GC> %d, under make_garbage %d" % (gc_samples, under)
+    _, fold2 = capture_json(py, "gc_exc.py", ["1.5"], ["-r", "499", "--no-gc"], "nogc-" + tag)
+    assert not any(frames[-1].startswith("<GC>") for frames, _ in fold2.stacks), "--no-gc kept <GC>"
+    data3, fold3 = capture_json(py, "gc_exc.py", ["1"], ["-r", "499", "--mode", "exception"], "exc-" + tag)
+    kept = {}
+    for frames, n in fold3.stacks:
+        for f in frames:
+            kept[tb.Folded.func(f)] = kept.get(tb.Folded.func(f), 0) + n
+    assert kept.get("in_handler", 0) > 50, "in_handler kept %s" % kept.get("in_handler")
+    assert kept.get("no_handler", 0) == 0, "no_handler kept %d" % kept.get("no_handler")
+    assert kept.get("make_garbage", 0) == 0
+    return "<GC> %d samples; exception mode kept in_handler %d, no_handler 0" % (gc_samples, kept["in_handler"])
+
+
 # ---- bad input --------------------------------------------------------------
 
 def one_line_error(r, needle):
@@ -199,7 +292,8 @@ def main():
     only = os.environ.get("TB_ONLY")
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
-        for fn in (test_slices, test_threads, test_deep, test_attach):
+        for fn in (test_slices, test_threads, test_deep, test_attach, test_gil_wall, test_gil_mode,
+                   test_sleep_wall, test_gc_exception):
             if only and only not in fn.__name__:
                 continue
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)

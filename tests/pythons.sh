@@ -1,0 +1,90 @@
+#!/bin/bash
+# Lists the CPython interpreters on this machine that the tests can profile, one per line:
+#   <minor-version> <kind> <command...>     e.g.  3.11 debian-static /usr/bin/python3.11
+# Kind is <source>-<static|shared>: source debian, pyenv or sid (tests/setup-pythons.sh);
+# static/shared is whether the real python binary links libpython dynamically (NEEDED).
+#
+# Considers /usr/bin/python3.11, pyenv builds of 3.10-3.15 (`pyenv root`, else $PYENV_ROOT or
+# ~/.pyenv) and the sid wrappers in $TB_PYTHONS_DIR/bin (default
+# /var/cache/tachyon-bpf/pythons/bin). Each candidate is run to check it works and to get
+# its version. Expected versions (3.10-3.15) with no interpreter at all are named on stderr.
+set -euo pipefail
+
+EXPECTED=(3.10 3.11 3.12 3.13 3.14 3.15)
+SID_DIR=${TB_PYTHONS_DIR:-/var/cache/tachyon-bpf/pythons}
+prog=${0##*/}
+
+# Prints "<major.minor> <path of the python ELF binary it runs>". The binary is found in
+# /proc/self/maps, since for the sid wrappers sys.executable is a script and
+# /proc/self/exe is the dynamic loader.
+PROBE='import os, sys
+real = ""
+for line in open("/proc/self/maps"):
+    f = line.split(None, 5)
+    if len(f) == 6:
+        name = os.path.basename(f[5].strip())
+        if name.startswith("python") and ".so" not in name:
+            real = f[5].strip()
+            break
+print("%d.%d %s" % (sys.version_info[0], sys.version_info[1], real or os.path.realpath(sys.executable)))'
+
+# "shared" if the ELF file $1 has libpython among its NEEDED libraries, else "static".
+linkage() {
+    local needed
+    if command -v readelf >/dev/null; then
+        needed=$(readelf -d "$1" 2>/dev/null || true)
+    else
+        needed=$(ldd "$1" 2>/dev/null || true)
+    fi
+    if grep -q 'libpython' <<<"$needed"; then echo shared; else echo static; fi
+}
+
+candidates=() # "source<TAB>command"
+add() { [[ -x $2 && ! -d $2 ]] && candidates+=("$1"$'\t'"$2"); return 0; }
+
+add debian /usr/bin/python3.11
+
+pyenv_root=""
+if command -v pyenv >/dev/null; then
+    pyenv_root=$(pyenv root 2>/dev/null || true)
+fi
+for r in "$pyenv_root" "${PYENV_ROOT:-}" "${HOME:-/root}/.pyenv" /root/.pyenv; do
+    if [[ -n $r && -d $r/versions ]]; then
+        pyenv_root=$r
+        break
+    fi
+done
+if [[ -n $pyenv_root && -d $pyenv_root/versions ]]; then
+    while read -r d; do
+        [[ $d =~ ^3\.(1[0-5])\.[0-9]+$ ]] || continue
+        add pyenv "$pyenv_root/versions/$d/bin/python3.${BASH_REMATCH[1]}"
+    done < <(for d in "$pyenv_root"/versions/3.*; do echo "${d##*/}"; done | sort -V)
+fi
+
+shopt -s nullglob
+for w in "$SID_DIR"/bin/python3.*; do
+    [[ ${w##*/} =~ ^python3\.[0-9]+$ ]] && add sid "$w"
+done
+shopt -u nullglob
+
+lines=()
+declare -A found=()
+for c in "${candidates[@]}"; do
+    src=${c%%$'\t'*}
+    cmd=${c#*$'\t'}
+    if ! out=$(timeout 60 "$cmd" -I -c "$PROBE" </dev/null 2>/dev/null); then
+        continue
+    fi
+    read -r ver real <<<"$out"
+    [[ $ver =~ ^[0-9]+\.[0-9]+$ && -n $real ]] || continue
+    lines+=("$ver $src-$(linkage "$real") $cmd")
+    found[$ver]=1
+done
+
+if ((${#lines[@]})); then
+    printf '%s\n' "${lines[@]}" | sort -s -V -k1,1
+fi
+for v in "${EXPECTED[@]}"; do
+    [[ -n ${found[$v]:-} ]] || echo "$prog: no CPython $v found" >&2
+done
+((${#lines[@]})) || exit 1
