@@ -21,6 +21,21 @@ const volatile __u32 read_opcodes = 1;
 const volatile __u32 follow_mode = 0;
 /* Wall mode: also record stacks at switch-out, weighted by time off CPU. */
 const volatile __u32 wall_mode = 0;
+/* Only tasks under the cgroup (v2) in cgroup_map[0] (--cgroup, --container). */
+const volatile __u32 cgroup_filter = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_map SEC(".maps");
+
+/* Is the current task one we may look at? */
+static __always_inline int in_scope(void)
+{
+	return !cgroup_filter || bpf_current_task_under_cgroup(&cgroup_map, 0) == 1;
+}
 
 /* Re-walk the thread list of a thread with no state at most this often. */
 #define TSTATE_RETRY_NS (50ull * 1000 * 1000)
@@ -420,7 +435,7 @@ int tb_sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = pid_tgid >> 32;
 	struct tb_proc *proc = bpf_map_lookup_elem(&procs, &pid);
 
-	if (proc)
+	if (proc && in_scope())
 		sample_current(proc, pid, (__u32)pid_tgid, 0, 0);
 	return 0;
 }
@@ -450,7 +465,7 @@ int BPF_PROG(tb_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now, *since;
 
 	proc = bpf_map_lookup_elem(&procs, &prev_pid);
-	if (proc && (__u32)prev->pid == (__u32)bpf_get_current_pid_tgid()) {
+	if (proc && (__u32)prev->pid == (__u32)bpf_get_current_pid_tgid() && in_scope()) {
 		tid = prev->pid;
 		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&off_cpu_since, &tid, &now, BPF_ANY);
@@ -499,6 +514,8 @@ int BPF_PROG(tb_exec, struct task_struct *p)
 
 	/* the old image's layout is void */
 	bpf_map_delete_elem(&procs, &pid);
+	if (!in_scope())
+		return 0;
 	if (follow_mode == TB_FOLLOW_ALL ||
 	    (follow_mode == TB_FOLLOW_CHILDREN && bpf_map_lookup_elem(&followed, &pid)))
 		emit_event(pid, pid, TB_REC_EXEC, 0);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cgroup.h"
 #include "commands.h"
 #include "launch.h"
 #include "output.h"
@@ -25,6 +26,7 @@
 struct options {
 	unsigned hz, max_depth, ringbuf_mb, top, cpu_plus1;
 	int floor, no_gc, subprocesses;
+	char cgroup[4096];
 	enum tb_mode mode;
 	double duration;
 	int all_python, quiet, no_opcodes, by_line;
@@ -55,6 +57,8 @@ static void usage(FILE *f)
 		"  -p, --pid PID[,PID...]   profile running processes\n"
 		"  -a, --all-python         profile every Python process running at start\n"
 		"      --subprocesses       also profile the Python children of the targets\n"
+		"      --cgroup PATH        only tasks of this cgroup v2 subtree (filtered in the kernel)\n"
+		"      --container ID       only the container whose id or name starts with ID\n"
 		"  -d, --duration SECONDS   stop after SECONDS (default: until Ctrl-C or exit)\n"
 		"  -r, --rate HZ            samples per second per CPU (default 99, max 20000)\n"
 		"  -o, --output FILE        output by extension: .html .json .folded .speedscope.json\n"
@@ -108,7 +112,7 @@ static int parse_pids(struct options *o, char *arg)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC };
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC, OPT_CGROUP, OPT_CONTAINER };
 	static const struct option longs[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "all-python", no_argument, 0, 'a' },
@@ -124,6 +128,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "mode", required_argument, 0, OPT_MODE },
 		{ "no-gc", no_argument, 0, OPT_NOGC },
 		{ "subprocesses", no_argument, 0, OPT_SUBPROC },
+		{ "cgroup", required_argument, 0, OPT_CGROUP },
+		{ "container", required_argument, 0, OPT_CONTAINER },
 		{ "bench-floor", no_argument, 0, OPT_FLOOR },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
 		{ "quiet", no_argument, 0, 'q' },
@@ -200,6 +206,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_NOGC:
 			o->no_gc = 1;
 			break;
+		case OPT_CGROUP:
+		case OPT_CONTAINER: {
+			char err[512];
+
+			if ((c == OPT_CGROUP ? tb_cgroup_resolve : tb_container_resolve)(
+				    optarg, o->cgroup, sizeof(o->cgroup), err, sizeof(err)))
+				return die(err);
+			break;
+		}
 		case OPT_SUBPROC:
 			o->subprocesses = 1;
 			break;
@@ -349,7 +364,8 @@ int main(int argc, char **argv)
 				       .cpu = (int)o.cpu_plus1 - 1, .floor = o.floor,
 				       .follow_mode = o.all_python ? TB_FOLLOW_ALL :
 						      o.subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
-				       .wall = o.mode == TB_MODE_WALL };
+				       .wall = o.mode == TB_MODE_WALL,
+				       .cgroup = o.cgroup[0] ? o.cgroup : NULL };
 	s = tb_sampler_open(&so, &prof, err, sizeof(err));
 	if (!s)
 		return die(err);
@@ -364,7 +380,7 @@ int main(int argc, char **argv)
 			return die(err);
 		}
 	}
-	if (o.all_python && tb_target_attach_all(s, &prof, o.quiet) == 0 && !o.quiet)
+	if (o.all_python && tb_target_attach_all(s, &prof, o.cgroup[0] ? o.cgroup : NULL, o.quiet) == 0 && !o.quiet)
 		fprintf(stderr, "tachyon-bpf: no Python process is running yet: waiting for new ones\n");
 	if (o.cmd && o.subprocesses)
 		tb_sampler_follow(s, getpid()); /* so the command and its children are followed from fork */

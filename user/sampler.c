@@ -3,6 +3,7 @@
  * the program to each, and drains the ring buffer into the profile. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->skel->rodata->read_opcodes = o->read_opcodes ? 1 : 0;
 	s->skel->rodata->follow_mode = (__u32)o->follow_mode;
 	s->skel->rodata->wall_mode = o->wall ? 1 : 0;
+	s->skel->rodata->cgroup_filter = o->cgroup ? 1 : 0;
 	bpf_program__set_autoload(s->skel->progs.tb_switch, o->wall && !o->floor);
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
 	bpf_program__set_autoload(o->floor ? s->skel->progs.tb_sample : s->skel->progs.tb_floor, false);
@@ -89,6 +91,19 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 		snprintf(err, errlen, "cannot load the BPF program: %s%s", explain(e),
 			 e == EPERM || e == EACCES ? "" : " (set TB_DEBUG_BPF=1 for the verifier log)");
 		goto fail;
+	}
+	if (o->cgroup) {
+		int fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		__u32 key = 0;
+
+		if (fd < 0 || bpf_map__update_elem(s->skel->maps.cgroup_map, &key, sizeof(key), &fd,
+						   sizeof(fd), BPF_ANY)) {
+			snprintf(err, errlen, "%s: cannot use this cgroup: %s", o->cgroup, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto fail;
+		}
+		close(fd);
 	}
 	s->ncpus = libbpf_num_possible_cpus();
 	s->links = calloc((size_t)s->ncpus, sizeof(*s->links));

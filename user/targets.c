@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cgroup.h"
 #include "discover.h"
 #include "launch.h"
 #include "targets.h"
@@ -40,7 +41,7 @@ int tb_target_attach(struct tb_sampler *s, struct tb_profile *p, pid_t pid, char
 	return rc ? -1 : 0;
 }
 
-int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, int quiet)
+int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char *cgroup, int quiet)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -59,6 +60,8 @@ int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, int quiet)
 		int rc;
 
 		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		if (cgroup && !tb_pid_in_cgroup((pid_t)pid, cgroup))
 			continue;
 		rc = tb_discover((pid_t)pid, t, err, sizeof(err));
 		if (rc == 0 && !register_target(s, p, t, err, sizeof(err)))

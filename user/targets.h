@@ -8,9 +8,10 @@
 /* Attach to one pid: discover, register with the profile and the sampler.
  * 0 ok; -1 with one line in err (no such pid, not Python, unsupported). */
 int tb_target_attach(struct tb_sampler *s, struct tb_profile *p, pid_t pid, char *err, size_t errlen);
-/* Attach to every Python process running now (except ourselves). Returns how
+/* Attach to every Python process running now (except ourselves), below
+ * the cgroup directory if one is given. Returns how
  * many; problems with single processes are reported on stderr unless quiet. */
-int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, int quiet);
+int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char *cgroup, int quiet);
 /* Wait for a launched child to map its Python runtime, then attach.
  * 0 ok; -1 with err (exited first, or not Python after timeout_ms). */
 int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t pid,
