@@ -220,6 +220,152 @@ def test_gc_exception(py, tag):
     return "<GC> %d samples; exception mode kept in_handler %d, no_handler 0" % (gc_samples, kept["in_handler"])
 
 
+# ---- system-wide and containers -------------------------------------------
+
+def start_capture(args, name):
+    out = os.path.join(TMP, name + ".json")
+    proc = subprocess.Popen([tb.BIN, "-q", "-o", out] + args, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)  # BPF program loaded and attached
+    return proc, out
+
+
+def finish_capture(proc, out):
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    with open(out) as f:
+        return json.load(f)
+
+
+def functions_by_pid(data):
+    """{pid: set of function names}"""
+    out = {}
+
+    def walk(node, pid):
+        if node.get("kind") == "process":
+            pid = node["pid"]
+        if node.get("kind") == "frame":
+            out.setdefault(pid, set()).add(node["name"])
+        for c in node["children"]:
+            walk(c, pid)
+    walk(data["tree"], None)
+    return out
+
+
+def test_short_lived(pys):
+    py = [argv for m, k, argv in pys if k == "debian-static"][0]
+    proc, out = start_capture(["--all-python", "-r", "999", "-d", "25", "--min-fraction", "0"], "short")
+    try:
+        sp = subprocess.run(py + [tb.workload("spawner.py"), "50", "0.2", py[0]],
+                            capture_output=True, text=True, timeout=120)
+        pids = [int(x) for x in sp.stdout.split()]
+        assert len(pids) == 50, sp.stderr
+    finally:
+        proc.send_signal(signal.SIGINT)
+    data = finish_capture(proc, out)
+    funcs = functions_by_pid(data)
+    seen = [p for p in pids if "short_task" in funcs.get(p, ())]
+    unresolved = data["meta"]["unresolved_frames"] / max(1, data["meta"]["frames"])
+    assert len(seen) >= 45, "%d of 50 short-lived processes seen with short_task" % len(seen)
+    return "%d/50 processes with resolved frames, %.2f%% frames unresolved" % (len(seen), 100 * unresolved)
+
+
+def test_versions_at_once(pys):
+    procs = []
+    try:
+        for minor, kind, argv in pys:
+            procs.append((minor, kind, subprocess.Popen(argv + [tb.workload("slices.py"), "6"])))
+        time.sleep(1.5)
+        out = os.path.join(TMP, "versions.json")
+        r = tb.run(["-q", "--all-python", "-d", "2", "-r", "499", "-o", out])
+        assert r.returncode == 0, r.stderr
+        with open(out) as f:
+            data = json.load(f)
+    finally:
+        for _, _, p in procs:
+            p.kill()
+            p.wait()
+    funcs = functions_by_pid(data)
+    versions = {p["pid"]: p["python"] for p in data["meta"]["processes"]}
+    for minor, kind, p in procs:
+        assert "spin" in funcs.get(p.pid, ()), "%s %s (pid %d) missing" % (minor, kind, p.pid)
+        assert versions[p.pid].startswith(minor + "."), "pid %d is %s" % (p.pid, versions[p.pid])
+    return "%d interpreters in one capture: %s" % (len(procs), ", ".join(sorted(set(versions[p.pid] for _, _, p in procs))))
+
+
+def test_subprocesses():
+    parent = "import subprocess, sys; [p.wait() for p in [subprocess.Popen([sys.executable, %r, '0.7']) for _ in range(2)]]" % tb.workload("slices.py")
+    res = {}
+    for flag in ([], ["--subprocesses"]):
+        out = os.path.join(TMP, "sub%d.json" % len(flag))
+        r = tb.run(["-q", "-r", "499", "-o", out] + flag + ["--", sys.executable, "-c", parent])
+        assert r.returncode == 0, r.stderr
+        with open(out) as f:
+            data = json.load(f)
+        res[bool(flag)] = sum(1 for pid, names in functions_by_pid(data).items() if "spin" in names)
+    assert res[True] == 2 and res[False] == 0, "children with spin: %s" % res
+    return "2 children followed with --subprocesses, 0 without"
+
+
+CG_ROOT = None
+
+
+def cgroup2_root():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            if " - cgroup2 " in line:
+                return line.split()[4]
+    return None
+
+
+def test_container_isolation(pys):
+    py = [argv for m, k, argv in pys if k == "debian-static"][0]
+    root = cgroup2_root()
+    assert root, "no cgroup2 mount"
+    name = "tb-it-%d" % os.getpid()
+    cg = os.path.join(root, name)
+    os.mkdir(cg)
+    inside = outside = None
+    try:
+        script = "echo $$ > %s/cgroup.procs && exec unshare --pid --fork --mount-proc %s %s 8" % (
+            cg, " ".join(py), tb.workload("slices.py"))
+        inside = subprocess.Popen(["sh", "-c", script])
+        outside = subprocess.Popen(py + [tb.workload("slices.py"), "8"])
+        time.sleep(1.5)
+        results = []
+        for sel in (["--cgroup", cg], ["--container", name]):
+            out = os.path.join(TMP, "cg.json")
+            r = tb.run(["-q", "--all-python", "-d", "1.5", "-r", "499", "-o", out] + sel)
+            assert r.returncode == 0, r.stderr
+            with open(out) as f:
+                data = json.load(f)
+            procs = data["meta"]["processes"]
+            pids = {p["pid"] for p in procs if p["samples"] > 0}
+            assert outside.pid not in pids, "process outside the cgroup was profiled"
+            assert len(pids) == 1, "processes: %s" % procs
+            p = [p for p in procs if p["samples"] > 0][0]
+            assert p["ns_pid"] == 1 and p["pid"] != 1, "ids: host %d ns %d" % (p["pid"], p["ns_pid"])
+            assert "spin" in functions_by_pid(data).get(p["pid"], ()), "no spin in the container process"
+            tids = [t for t in data["threads"].values() if t["pid"] == p["pid"]]
+            assert tids and tids[0]["ns_tid"] == 1, "thread ids %s" % tids
+            results.append("%s: host pid %d = ns pid %d" % (sel[0], p["pid"], p["ns_pid"]))
+        return "; ".join(results)
+    finally:
+        for p in (inside, outside):
+            if p:
+                p.kill()
+                p.wait()
+        subprocess.run(["pkill", "-f", "%s/cgroup.procs" % cg])
+        time.sleep(0.3)
+        try:
+            with open(os.path.join(cg, "cgroup.procs")) as f:
+                for pid in f.read().split():
+                    os.kill(int(pid), signal.SIGKILL)
+            time.sleep(0.3)
+            os.rmdir(cg)
+        except OSError:
+            pass
+
+
 # ---- bad input --------------------------------------------------------------
 
 def one_line_error(r, needle):
@@ -297,7 +443,11 @@ def main():
             if only and only not in fn.__name__:
                 continue
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
-    for fn in (test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
+    for fn in (test_short_lived, test_versions_at_once, test_container_isolation):
+        if only and only not in fn.__name__:
+            continue
+        check(fn.__name__, fn, pys)
+    for fn in (test_subprocesses, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output):
         if only and only not in fn.__name__:
             continue
