@@ -28,7 +28,7 @@ struct options {
 	int floor, no_gc, subprocesses;
 	char cgroup[4096];
 	enum tb_mode mode;
-	double duration;
+	double duration, interval;
 	int all_python, quiet, no_opcodes, by_line;
 	double min_fraction;
 	const char *outputs[MAX_OUTPUTS];
@@ -61,6 +61,8 @@ static void usage(FILE *f)
 		"      --container ID       only the container whose id or name starts with ID\n"
 		"  -d, --duration SECONDS   stop after SECONDS (default: until Ctrl-C or exit)\n"
 		"  -r, --rate HZ            samples per second per CPU (default 99, max 20000)\n"
+		"      --interval SECONDS   continuous capture: one set of outputs per interval,\n"
+		"                           named FILE-YYYYmmdd-HHMMSS.EXT\n"
 		"  -o, --output FILE        output by extension: .html .json .folded .speedscope.json\n"
 		"                           .pb.gz (pprof) .tbp (capture, see render) (repeatable)\n"
 		"      --max-depth N        deepest stack recorded (default 128, max 1024)\n"
@@ -112,7 +114,7 @@ static int parse_pids(struct options *o, char *arg)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC, OPT_CGROUP, OPT_CONTAINER };
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC, OPT_CGROUP, OPT_CONTAINER, OPT_INTERVAL };
 	static const struct option longs[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "all-python", no_argument, 0, 'a' },
@@ -130,6 +132,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "subprocesses", no_argument, 0, OPT_SUBPROC },
 		{ "cgroup", required_argument, 0, OPT_CGROUP },
 		{ "container", required_argument, 0, OPT_CONTAINER },
+		{ "interval", required_argument, 0, OPT_INTERVAL },
 		{ "bench-floor", no_argument, 0, OPT_FLOOR },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
 		{ "quiet", no_argument, 0, 'q' },
@@ -215,6 +218,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return die(err);
 			break;
 		}
+		case OPT_INTERVAL:
+			o->interval = strtod(optarg, &end);
+			if (*end || o->interval < 1)
+				return die("--interval takes a number of seconds (at least 1)");
+			break;
 		case OPT_SUBPROC:
 			o->subprocesses = 1;
 			break;
@@ -272,11 +280,108 @@ static void progress(const struct tb_profile *p, struct tb_sampler *s, double el
 		p->nprocs, p->nthreads, (unsigned long long)tb_sampler_counter(s, TB_C_LOST));
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* path with "-YYYYmmdd-HHMMSS" before its extension */
+static void stamped(const char *path, time_t when, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	char stamp[32];
+	struct tm tm;
+
+	base = base ? base + 1 : path;
+	dot = strchr(base, '.');
+	localtime_r(&when, &tm);
+	strftime(stamp, sizeof(stamp), "-%Y%m%d-%H%M%S", &tm);
+	if (!dot)
+		dot = base + strlen(base);
+	snprintf(out, len, "%.*s%s%s", (int)(dot - path), path, stamp, dot);
+	/* two intervals ending in the same second: number the second one */
+	for (int n = 2; access(out, F_OK) == 0 && n < 100; n++)
+		snprintf(out, len, "%.*s%s-%d%s", (int)(dot - path), path, stamp, n, dot);
+}
+
+static int write_outputs(const struct options *o, const struct tb_profile *p, time_t stamp)
+{
+	char err[1024], path[4200];
+	int rc = 0;
+
+	for (int i = 0; i < o->noutputs; i++) {
+		if (stamp)
+			stamped(o->outputs[i], stamp, path, sizeof(path));
+		else
+			snprintf(path, sizeof(path), "%s", o->outputs[i]);
+		if (tb_write_output(p, path, err, sizeof(err))) {
+			fprintf(stderr, "tachyon-bpf: %s\n", err);
+			rc = 1;
+		} else if (!o->quiet) {
+			fprintf(stderr, "tachyon-bpf: wrote %s\n", path);
+		}
+	}
+	return rc;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock of bpf_ktime_get_ns() */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --interval: write this interval's outputs and start a fresh profile with
+ * the processes still alive, so memory stays bounded however long it runs. */
+static void rotate(const struct options *o, struct tb_sampler *s, struct tb_profile *p,
+		   double elapsed, uint64_t *lost_before, double *cpu_before)
+{
+	struct tb_profile fresh;
+	uint64_t lost = tb_sampler_counter(s, TB_C_LOST);
+	double cpu = cpu_seconds();
+
+	tb_profile_finish(p, mono_ns());
+	p->duration_s = elapsed;
+	p->lost = lost - *lost_before;
+	p->agent_cpu_s = cpu - *cpu_before;
+	write_outputs(o, p, time(NULL));
+	*lost_before = lost;
+	*cpu_before = cpu;
+
+	tb_profile_init(&fresh);
+	fresh.hz = p->hz;
+	fresh.max_depth = p->max_depth;
+	fresh.by_line = p->by_line;
+	fresh.min_fraction = p->min_fraction;
+	fresh.mode = p->mode;
+	fresh.no_gc = p->no_gc;
+	fresh.on_event = p->on_event;
+	fresh.event_ctx = p->event_ctx;
+	fresh.start_unix = (int64_t)time(NULL);
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		const struct tb_target *t = &p->procs[i].target;
+
+		if ((kill(t->pid, 0) == 0 || errno == EPERM) && tb_profile_find_process(&fresh, (uint32_t)t->pid) < 0)
+			tb_profile_add_process(&fresh, t);
+	}
+	tb_profile_free(p);
+	*p = fresh;
+	p->sym.strs = &p->strs; /* it pointed into `fresh` */
+}
+
 /* Sample until the duration, a signal, or the end of every target. */
 static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *p, struct tb_watch *w,
 		    pid_t child)
 {
-	double start = now_s(), last_progress = start, last_check = start;
+	double start = now_s(), last_progress = start, last_check = start, interval_start = start;
+	double cpu_before = cpu_seconds();
+	uint64_t lost_before = 0;
 	int child_status;
 
 	while (!stop_requested) {
@@ -294,6 +399,10 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 			if (child <= 0 && !o->all_python && !o->subprocesses && !any_alive(p))
 				break;
 		}
+		if (o->interval > 0 && t - interval_start >= o->interval) {
+			rotate(o, s, p, t - interval_start, &lost_before, &cpu_before);
+			interval_start = t;
+		}
 		if (!o->quiet && t - last_progress >= 5.0) {
 			last_progress = t;
 			progress(p, s, t - start);
@@ -301,18 +410,10 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 	}
 	tb_sampler_poll(s, 0); /* what is already in the ring */
 	tb_watch_poll(w);
-	p->duration_s = now_s() - start;
+	p->duration_s = now_s() - (o->interval > 0 ? interval_start : start);
+	p->lost_base = lost_before;
 }
 
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
 
 static void default_output(struct options *o, char *buf, size_t len)
 {
@@ -409,25 +510,13 @@ int main(int argc, char **argv)
 	prof.start_unix = (int64_t)time(NULL);
 	prof.agent_cpu_s = cpu_seconds();
 	capture(&o, s, &prof, &watch, child);
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns() clock */
-		tb_profile_finish(&prof, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-	}
+	tb_profile_finish(&prof, mono_ns());
 	prof.agent_cpu_s = cpu_seconds() - prof.agent_cpu_s;
-	prof.lost = tb_sampler_counter(s, TB_C_LOST);
+	prof.lost = tb_sampler_counter(s, TB_C_LOST) - prof.lost_base;
 	tb_watch_free(&watch);
 	tb_sampler_close(s);
 
-	for (int i = 0; i < o.noutputs; i++) {
-		if (tb_write_output(&prof, o.outputs[i], err, sizeof(err))) {
-			fprintf(stderr, "tachyon-bpf: %s\n", err);
-			rc = 1;
-		} else if (!o.quiet) {
-			fprintf(stderr, "tachyon-bpf: wrote %s\n", o.outputs[i]);
-		}
-	}
+	rc = write_outputs(&o, &prof, o.interval > 0 ? time(NULL) : 0);
 	if (!o.quiet)
 		tb_write_summary(&prof, stderr, o.top);
 	if (child > 0 && !tb_child_exited(child, &child_status)) {

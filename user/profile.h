@@ -70,6 +70,7 @@ struct tb_profile {
 	uint64_t truncated, partial;
 	uint64_t frames, unresolved_frames;
 	uint64_t lost;             /* from the BPF counters, set at the end */
+	uint64_t lost_base;        /* --interval: the counter at this profile's start */
 	uint64_t malformed;        /* records with an impossible size or depth */
 	uint64_t filtered;         /* samples the mode dropped (gil, exception) */
 	uint64_t off_cpu_samples;  /* wall mode: off-CPU weight, in samples */
@@ -106,8 +107,9 @@ void tb_profile_finish(struct tb_profile *p, uint64_t end_ns);
 uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid, uint32_t ns_tid,
 			       const char *name);
 /* Add count samples of a stack, frames innermost first, merged with an
- * identical stack (capture files, tests). thread < nthreads, every frame's
- * code < sym.n, frames not inside p's arena. No counter is changed. */
+ * identical stack (capture files, tests). thread < nthreads, 1 <= depth <=
+ * TB_MAX_FRAMES, every frame's code < sym.n, frames not inside p's arena.
+ * No counter is changed. */
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count);
 static inline const struct tb_sframe *tb_stack_frames(const struct tb_profile *p,

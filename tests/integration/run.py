@@ -306,7 +306,24 @@ def test_subprocesses():
     return "2 children followed with --subprocesses, 0 without"
 
 
-CG_ROOT = None
+def test_interval():
+    d = tempfile.mkdtemp(prefix="tb-interval-", dir=TMP)
+    r = tb.run(["-q", "--interval", "1", "-d", "3.5", "-r", "199", "-o", os.path.join(d, "p.json"),
+                "--", sys.executable, tb.workload("slices.py"), "10"])
+    assert r.returncode == 0, r.stderr
+    files = sorted(os.listdir(d))
+    assert len(files) == 4 and all(f.startswith("p-") and f.endswith(".json") for f in files), files
+    durations = []
+    for f in files:
+        with open(os.path.join(d, f)) as fh:
+            meta = json.load(fh)["meta"]
+        assert meta["samples"] > 0, "%s has no samples" % f
+        durations.append(meta["duration_s"])
+    full = sorted(durations)[1:]  # the last, partial interval is the shortest
+    assert all(0.9 <= x <= 1.3 for x in full), durations
+    return "4 outputs: %s" % ", ".join(files)
+
+
 
 
 def cgroup2_root():
@@ -447,7 +464,7 @@ def main():
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn, pys)
-    for fn in (test_subprocesses, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
+    for fn in (test_subprocesses, test_interval, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output):
         if only and only not in fn.__name__:
             continue
