@@ -120,10 +120,13 @@ static int detect_version(pid_t pid, struct tb_elf *e, uint64_t bias, uint32_t *
 	uint32_t v;
 	unsigned micro;
 
-	if (!tb_elf_symbol(e, "Py_Version", &addr, NULL) &&
-	    !tb_mem_read(pid, addr + bias, &v, sizeof(v)) && (v >> 24) == 3) {
-		*hex = v;
-		return 0;
+	if (!tb_elf_symbol(e, "Py_Version", &addr, NULL)) {
+		if (tb_mem_read(pid, addr + bias, &v, sizeof(v)))
+			return 1; /* not mapped yet: the loader is still at work */
+		if ((v >> 24) == 3) {
+			*hex = v;
+			return 0;
+		}
 	}
 	if (!tb_elf_find_version_string(e, 10, &micro)) {
 		*hex = 0x030a0000u | (micro << 8) | 0xf0;
@@ -141,8 +144,8 @@ static int load_layout(struct tb_target *t, uint32_t hex, char *err, size_t errl
 		unsigned char buf[4096];
 
 		if (dsize > sizeof(buf) || tb_mem_read(t->pid, t->runtime_addr, buf, dsize)) {
-			snprintf(err, errlen, "pid %d: cannot read _Py_DebugOffsets", (int)t->pid);
-			return -1;
+			snprintf(err, errlen, "pid %d: the Python runtime is not readable (yet)", (int)t->pid);
+			return 1;
 		}
 		return tb_layout_from_debug_offsets(buf, dsize, &t->layout, err, errlen);
 	}
@@ -191,6 +194,10 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 			t->none_addr = sym + bias;
 		rc = detect_version(pid, &e, bias, &hex);
 		tb_elf_close(&e);
+		if (rc > 0) {
+			snprintf(err, errlen, "pid %d: the Python runtime is not readable (yet)", (int)pid);
+			return 1;
+		}
 		if (rc) {
 			snprintf(err, errlen, "pid %d: %s defines _PyRuntime but its Python version could not be determined",
 				 (int)pid, maps[i].path);

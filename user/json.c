@@ -1,6 +1,7 @@
 /* json.c: the tree JSON writer (`-o profile.json`, docs/profile-json.md). */
 #include <sys/utsname.h>
 #include "jsonw.h"
+#include "opcodes.h"
 #include "output.h"
 #include "tree.h"
 
@@ -46,6 +47,81 @@ static void write_frame_fields(FILE *f, const struct tb_tree *t, const struct tb
 	fputc(']', f);
 }
 
+/* "opcodes": [[name, base name, self samples]] summed over threads, and
+ * "thread_opcodes": {tid: [[name, base name, samples]]}. */
+static void write_opcode_entry(FILE *f, unsigned minor, uint8_t op, uint64_t n)
+{
+	char b1[32], b2[32];
+
+	fputc('[', f);
+	tb_json_str(f, tb_opcode_name(minor, op, b1, sizeof(b1)));
+	fputc(',', f);
+	tb_json_str(f, tb_opcode_name(minor, tb_opcode_base(minor, op), b2, sizeof(b2)));
+	fprintf(f, ",%llu]", (unsigned long long)n);
+}
+
+static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
+{
+	uint64_t sum[256] = { 0 };
+	int first = 1;
+
+	if (x->niv) {
+		fputs(",\"instructions\":[", f);
+		for (uint32_t i = 0; i < x->niv; i++) {
+			const struct tb_ival *v = &x->iv[i];
+			char b1[32], b2[32];
+
+			fprintf(f, "%s[%d,", i ? "," : "", v->offset);
+			if (v->has_opcode) {
+				tb_json_str(f, tb_opcode_name(x->py_minor, v->opcode, b1, sizeof(b1)));
+				fputc(',', f);
+				tb_json_str(f, tb_opcode_name(x->py_minor, tb_opcode_base(x->py_minor, v->opcode),
+							      b2, sizeof(b2)));
+			} else {
+				fputs("null,null", f);
+			}
+			fprintf(f, ",%d,%d,%d,%d,%llu]", v->loc.line, v->loc.end_line, v->loc.col,
+				v->loc.end_col, (unsigned long long)v->samples);
+		}
+		fputc(']', f);
+	}
+	if (!x->nov)
+		return;
+	for (uint32_t i = 0; i < x->nov; i++)
+		sum[x->ov[i].opcode] += x->ov[i].samples;
+	fputs(",\"opcodes\":[", f);
+	for (unsigned op = 0; op < 256; op++) {
+		if (!sum[op])
+			continue;
+		if (!first)
+			fputc(',', f);
+		first = 0;
+		write_opcode_entry(f, x->py_minor, (uint8_t)op, sum[op]);
+	}
+	fputs("],\"thread_opcodes\":{", f);
+	for (uint32_t i = 0; i < x->nov; i++) {
+		uint32_t th = x->ov[i].thread;
+		int seen = 0;
+
+		for (uint32_t j = 0; j < i; j++)
+			seen |= x->ov[j].thread == th;
+		if (seen)
+			continue;
+		fprintf(f, "%s\"%u\":[", i ? "," : "", t->prof->threads[th].tid);
+		first = 1;
+		for (uint32_t j = i; j < x->nov; j++) {
+			if (x->ov[j].thread != th)
+				continue;
+			if (!first)
+				fputc(',', f);
+			first = 0;
+			write_opcode_entry(f, x->py_minor, x->ov[j].opcode, x->ov[j].samples);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
 static void write_node(FILE *f, const struct tb_tree *t, uint32_t idx)
 {
 	const struct tb_tnode *x = &t->n[idx];
@@ -79,6 +155,7 @@ static void write_node(FILE *f, const struct tb_tree *t, uint32_t idx)
 	fprintf(f, ",\"value\":%llu,\"self\":%llu", (unsigned long long)x->total,
 		(unsigned long long)x->self);
 	write_thread_values(f, t, x);
+	write_opcodes(f, t, x);
 	fputs(",\"children\":[", f);
 	for (uint32_t c = x->first_child; c != TB_NO_NODE; c = t->n[c].next_sibling) {
 		if (t->n[c].pruned)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "functab.h"
+#include "opcodes.h"
 #include "output.h"
 
 static int by_self(const void *a, const void *b)
@@ -31,6 +32,53 @@ static void print_top(const struct tb_profile *p, FILE *out, struct tb_func *f, 
 			tb_str(&p->strs, f[i].qualname), tb_str(&p->strs, f[i].filename), f[i].firstlineno);
 }
 
+/* Top executing instructions (by name, across versions) and the share of
+ * samples in a specialized instruction. */
+static void print_opcodes(const struct tb_profile *p, FILE *out, unsigned top)
+{
+	struct { const char *name; uint64_t n; } ops[64];
+	unsigned nops = 0;
+	uint64_t with = 0, specialized = 0;
+	char buf[32];
+
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		const struct tb_stack *s = &p->stacks[i];
+		const struct tb_sframe *f = tb_stack_frames(p, s);
+		unsigned minor, op;
+		const char *name;
+		unsigned k;
+
+		if (!s->depth || !f[0].has_opcode || !s->count)
+			continue;
+		minor = p->sym.codes[f[0].code].py_minor;
+		op = f[0].opcode;
+		name = tb_opcode_name(minor, op, buf, sizeof(buf));
+		with += s->count;
+		if (tb_opcode_base(minor, op) != op)
+			specialized += s->count;
+		for (k = 0; k < nops && strcmp(ops[k].name, name); k++)
+			;
+		if (k == nops && nops < 64 && name != buf)
+			ops[nops++].name = name, ops[k].n = 0;
+		if (k < nops)
+			ops[k].n += s->count;
+	}
+	if (!with)
+		return;
+	for (unsigned a = 0; a < nops; a++) /* few entries: selection sort */
+		for (unsigned b = a + 1; b < nops; b++)
+			if (ops[b].n > ops[a].n) {
+				__typeof__(ops[0]) tmp = ops[a];
+
+				ops[a] = ops[b];
+				ops[b] = tmp;
+			}
+	fprintf(out, "  top instructions (%.1f%% of samples in specialized instructions):\n",
+		100.0 * (double)specialized / (double)with);
+	for (unsigned a = 0; a < nops && a < top; a++)
+		fprintf(out, "    %6.2f%%  %s\n", 100.0 * (double)ops[a].n / (double)with, ops[a].name);
+}
+
 void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 {
 	struct tb_functab t = { 0 };
@@ -56,6 +104,7 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 		print_top(p, out, t.f, t.n, top, "top functions by self samples");
 		qsort(t.f, t.n, sizeof(*t.f), by_total);
 		print_top(p, out, t.f, t.n, top, "top functions by total samples");
+		print_opcodes(p, out, top < 5 ? top : 5);
 	}
 	tb_functab_free(&t);
 }

@@ -126,7 +126,46 @@ static void add_line(struct tb_tnode *x, const struct tb_location *loc, uint64_t
 	v->samples += count;
 	if (is_self)
 		v->self += count;
-	v->loc = *loc;
+	if (v->samples == count) {
+		v->loc = *loc;
+	} else if (loc->line == v->loc.line && loc->col >= 0) { /* widen to every sampled span */
+		if (v->loc.col < 0 || loc->col < v->loc.col)
+			v->loc.col = loc->col;
+		if (loc->end_line > v->loc.end_line ||
+		    (loc->end_line == v->loc.end_line && loc->end_col > v->loc.end_col)) {
+			v->loc.end_line = loc->end_line;
+			v->loc.end_col = loc->end_col;
+		}
+	}
+}
+
+static void add_opcode(struct tb_tnode *x, uint32_t thread, uint8_t opcode, uint64_t count)
+{
+	for (uint32_t i = 0; i < x->nov; i++)
+		if (x->ov[i].thread == thread && x->ov[i].opcode == opcode) {
+			x->ov[i].samples += count;
+			return;
+		}
+	if (x->nov == x->capov)
+		x->ov = grow_array(x->ov, &x->capov, sizeof(*x->ov), 2);
+	x->ov[x->nov++] = (struct tb_oval){ thread, opcode, count };
+}
+
+static void add_instruction(struct tb_tnode *x, const struct tb_sframe *f, const struct tb_location *loc,
+			    uint64_t count)
+{
+	for (uint32_t i = 0; i < x->niv; i++)
+		if (x->iv[i].offset == f->offset) {
+			x->iv[i].samples += count;
+			if (f->has_opcode) { /* the latest (possibly re-specialized) form */
+				x->iv[i].opcode = f->opcode;
+				x->iv[i].has_opcode = 1;
+			}
+			return;
+		}
+	if (x->niv == x->capiv)
+		x->iv = grow_array(x->iv, &x->capiv, sizeof(*x->iv), 2);
+	x->iv[x->niv++] = (struct tb_ival){ f->offset, f->opcode, f->has_opcode, *loc, count };
 }
 
 const struct tb_tval *tb_tree_tval(const struct tb_tnode *n, uint32_t thread)
@@ -164,6 +203,11 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 		node = child(t, node, TB_N_FRAME, fi, t->by_line ? loc.line : -1);
 		add_weight(&t->n[node], thread, s->count, i == 0);
 		add_line(&t->n[node], &loc, s->count, i == 0);
+		t->n[node].py_minor = c->py_minor;
+		if (i == 0 && f[i].has_opcode)
+			add_opcode(&t->n[node], thread, f[i].opcode, s->count);
+		if (i == 0)
+			add_instruction(&t->n[node], &f[i], &loc, s->count);
 	}
 }
 
@@ -211,6 +255,8 @@ void tb_tree_free(struct tb_tree *t)
 	for (uint32_t i = 0; i < t->nn; i++) {
 		free(t->n[i].tv);
 		free(t->n[i].lv);
+		free(t->n[i].ov);
+		free(t->n[i].iv);
 	}
 	free(t->n);
 	free(t->slots);

@@ -17,7 +17,20 @@ struct tb_tval {          /* one thread's weight on a node */
 struct tb_lval {          /* one source line hit inside a frame node */
 	int32_t line;
 	uint64_t samples, self;
-	struct tb_location loc;   /* span of the most recent instruction seen on it */
+	struct tb_location loc;   /* union of the spans of the instructions sampled on it */
+};
+
+struct tb_oval {          /* executing opcode at the leaf, per thread */
+	uint32_t thread;
+	uint8_t opcode;
+	uint64_t samples;
+};
+
+struct tb_ival {          /* one instruction where leaf samples landed */
+	int32_t offset;
+	uint8_t opcode, has_opcode;
+	struct tb_location loc;
+	uint64_t samples;
 };
 
 struct tb_tnode {
@@ -31,6 +44,11 @@ struct tb_tnode {
 	uint32_t ntv, captv;
 	struct tb_lval *lv;
 	uint32_t nlv, caplv;
+	struct tb_oval *ov;
+	uint32_t nov, capov;
+	struct tb_ival *iv;
+	uint32_t niv, capiv;
+	uint8_t py_minor;     /* opcode numbering of this frame's interpreter */
 };
 
 struct tb_tree {

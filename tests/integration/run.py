@@ -220,6 +220,46 @@ def test_gc_exception(py, tag):
     return "<GC> %d samples; exception mode kept in_handler %d, no_handler 0" % (gc_samples, kept["in_handler"])
 
 
+def find_node(node, name):
+    if node.get("name") == name and node.get("kind") == "frame":
+        return node
+    for c in node["children"]:
+        r = find_node(c, name)
+        if r:
+            return r
+    return None
+
+
+def test_opcodes(py, tag):
+    wl = tb.workload("opcodes.py")
+    line = tb.marked_line(wl, "HOT-LINE")
+    src = open(wl).read().splitlines()[line - 1]
+    data, _ = capture_json(py, "opcodes.py", ["1.5"], ["-r", "999"], "opcodes-" + tag)
+    hot = find_node(data["tree"], "hot")
+    assert hot, "no hot() node"
+    names = {}
+    for name, base, n in hot.get("opcodes", []):
+        names[name] = (base, names.get(name, (base, 0))[1] + n)
+    ins = [i for i in hot.get("instructions", []) if i[3] == line]
+    assert ins, "no instruction on the hot line"
+    minor = int(tag.split("-")[0].split(".")[1])
+    if minor >= 11:
+        for spec, base in (("BINARY_OP_ADD_INT", "BINARY_OP"), ("LOAD_ATTR_INSTANCE_VALUE", "LOAD_ATTR")):
+            assert spec in names and names[spec][0] == base, "%s missing: %s" % (spec, sorted(names))
+        lines = {l[0]: l for l in hot["lines"]}
+        # the sampled spans on the hot line cover the whole expression
+        cols = [i for i in ins if i[5] >= 0]
+        lo, hi = min(i[5] for i in cols), max(i[6] for i in cols)
+        expr = src[lo:hi]
+        assert "p.x + p.y" in expr and expr.startswith("total"), "span %d-%d = %r" % (lo, hi, expr)
+        detail = "%s/%s, span %r" % ("BINARY_OP_ADD_INT", "LOAD_ATTR_INSTANCE_VALUE", expr)
+    else:
+        assert "BINARY_ADD" in names and "LOAD_ATTR" in names, sorted(names)
+        assert all(n == b for n, (b, _) in names.items()), "3.10 has no specialization: %s" % names
+        detail = "BINARY_ADD, LOAD_ATTR (no specialization on 3.10)"
+    return detail
+
+
 # ---- system-wide and containers -------------------------------------------
 
 def start_capture(args, name):
@@ -456,7 +496,7 @@ def main():
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
         for fn in (test_slices, test_threads, test_deep, test_attach, test_gil_wall, test_gil_mode,
-                   test_sleep_wall, test_gc_exception):
+                   test_sleep_wall, test_gc_exception, test_opcodes):
             if only and only not in fn.__name__:
                 continue
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
