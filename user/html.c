@@ -1,4 +1,4 @@
-/* html.c: the flame graph page writer.  The page template is embedded in
+/* html.c: the page writers (flame graph, heatmap).  The page template is embedded in
  * the binary (assets.S); the tree JSON is zlib-compressed, base64-encoded
  * and put in place of @@TB_DATA@@, so the page is one self-contained file
  * that the browser inflates with DecompressionStream. */
@@ -9,6 +9,8 @@
 
 extern const char tb_flamegraph_html[];
 extern const char tb_flamegraph_html_end[];
+extern const char tb_heatmap_html[];
+extern const char tb_heatmap_html_end[];
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -45,7 +47,8 @@ static void write_html_escaped(FILE *f, const char *s)
 }
 
 /* Render the JSON into memory and deflate it. */
-static int compressed_json(const struct tb_profile *p, unsigned char **out, size_t *outlen)
+static int compressed_json(const struct tb_profile *p, int (*writer)(const struct tb_profile *, FILE *),
+			   unsigned char **out, size_t *outlen)
 {
 	char *json = NULL;
 	size_t jlen = 0;
@@ -55,7 +58,7 @@ static int compressed_json(const struct tb_profile *p, unsigned char **out, size
 
 	if (!m)
 		return -1;
-	rc = tb_write_tree_json(p, m);
+	rc = writer(p, m);
 	if (fclose(m) || rc) {
 		free(json);
 		return -1;
@@ -81,9 +84,9 @@ static void title(const struct tb_profile *p, char *buf, size_t len)
 		snprintf(buf, len, "tachyon-bpf: %u Python processes", p->nprocs);
 }
 
-int tb_write_html(const struct tb_profile *p, FILE *f)
+static int write_page(const struct tb_profile *p, FILE *f, const char *tpl, const char *end,
+		      int (*json)(const struct tb_profile *, FILE *))
 {
-	const char *tpl = tb_flamegraph_html, *end = tb_flamegraph_html_end;
 	const char *data = strstr(tpl, "@@TB_DATA@@"), *ttl = strstr(tpl, "@@TB_TITLE@@");
 	unsigned char *z;
 	size_t zlen;
@@ -91,7 +94,7 @@ int tb_write_html(const struct tb_profile *p, FILE *f)
 
 	if (!data || !ttl || ttl > data || data > end)
 		return -1;
-	if (compressed_json(p, &z, &zlen))
+	if (compressed_json(p, json, &z, &zlen))
 		return -1;
 	title(p, t, sizeof(t));
 	fwrite(tpl, 1, (size_t)(ttl - tpl), f);
@@ -103,4 +106,14 @@ int tb_write_html(const struct tb_profile *p, FILE *f)
 	fwrite(tpl, 1, (size_t)(end - tpl), f);
 	free(z);
 	return ferror(f) ? -1 : 0;
+}
+
+int tb_write_html(const struct tb_profile *p, FILE *f)
+{
+	return write_page(p, f, tb_flamegraph_html, tb_flamegraph_html_end, tb_write_tree_json);
+}
+
+int tb_write_heatmap_html(const struct tb_profile *p, FILE *f)
+{
+	return write_page(p, f, tb_heatmap_html, tb_heatmap_html_end, tb_write_heatmap_json);
 }

@@ -440,6 +440,7 @@ int main(int argc, char **argv)
 	struct tb_sampler *s;
 	struct tb_profile prof;
 	struct tb_watch watch;
+	struct tb_sources sources = { 0 };
 	char err[1024], defout[64];
 	pid_t child = 0;
 	int rc = 0, child_status = 0;
@@ -459,6 +460,9 @@ int main(int argc, char **argv)
 	prof.by_line = o.by_line;
 	prof.mode = o.mode;
 	prof.no_gc = o.no_gc;
+	for (int i = 0; i < o.noutputs; i++)
+		if (tb_output_needs_sources(o.outputs[i]))
+			prof.sources = &sources;
 	prof.min_fraction = o.min_fraction;
 	so = (struct tb_sampler_opts){ .hz = o.hz, .max_depth = o.max_depth,
 				       .ringbuf_mb = o.ringbuf_mb, .read_opcodes = !o.no_opcodes,
@@ -524,5 +528,6 @@ int main(int argc, char **argv)
 		waitpid(child, &child_status, 0);
 	}
 	tb_profile_free(&prof);
+	tb_sources_free(&sources);
 	return rc;
 }

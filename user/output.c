@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "capture.h"
 #include "output.h"
 
 struct writer {
@@ -16,19 +17,34 @@ static const struct writer writers[] = {
 	{ ".collapsed", tb_write_folded },
 	{ ".json", tb_write_tree_json },
 	{ ".html", tb_write_html },
+	{ ".speedscope.json", tb_write_speedscope },
+	{ ".pb.gz", tb_write_pprof },
+	{ ".tbp", tb_write_capture },
+	{ ".heatmap.json", tb_write_heatmap_json },
+	{ ".heatmap.html", tb_write_heatmap_html },
 };
 
+/* The longest matching extension wins (.speedscope.json over .json). */
 static const struct writer *find_writer(const char *path)
 {
+	const struct writer *best = NULL;
 	size_t len = strlen(path);
 
 	for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++) {
 		size_t el = strlen(writers[i].ext);
 
-		if (len > el && strcmp(path + len - el, writers[i].ext) == 0)
-			return &writers[i];
+		if (len > el && strcmp(path + len - el, writers[i].ext) == 0 &&
+		    (!best || el > strlen(best->ext)))
+			best = &writers[i];
 	}
-	return NULL;
+	return best;
+}
+
+int tb_output_needs_sources(const char *path)
+{
+	const struct writer *w = find_writer(path);
+
+	return w && (w->write == tb_write_heatmap_json || w->write == tb_write_heatmap_html);
 }
 
 int tb_output_supported(const char *path)
@@ -44,7 +60,7 @@ int tb_write_output(const struct tb_profile *p, const char *path, char *err, siz
 	int rc;
 
 	if (!w) {
-		snprintf(err, errlen, "%s: unknown output format (use .folded, .json or .html)", path);
+		snprintf(err, errlen, "%s: unknown output format (supported: " TB_OUTPUT_FORMATS ")", path);
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());

@@ -14,6 +14,18 @@ int tb_write_folded(const struct tb_profile *p, FILE *f);
 int tb_write_tree_json(const struct tb_profile *p, FILE *f);
 /* Self-contained flame graph page. */
 int tb_write_html(const struct tb_profile *p, FILE *f);
+/* speedscope JSON, one sampled profile per thread (.speedscope.json). */
+int tb_write_speedscope(const struct tb_profile *p, FILE *f);
+/* gzip-compressed pprof profile.proto (.pb.gz). */
+int tb_write_pprof(const struct tb_profile *p, FILE *f);
+/* The extensions tb_write_output knows, for messages. */
+#define TB_OUTPUT_FORMATS ".html, .json, .folded, .collapsed, .speedscope.json, .pb.gz, .tbp, " \
+	".heatmap.html, .heatmap.json"
+/* Source heatmap data (docs/heatmap-json.md) and page. */
+int tb_write_heatmap_json(const struct tb_profile *p, FILE *f);
+int tb_write_heatmap_html(const struct tb_profile *p, FILE *f);
+/* Does this output need the sources read during the capture? */
+int tb_output_needs_sources(const char *path);
 /* End-of-capture summary for stderr. */
 void tb_write_summary(const struct tb_profile *p, FILE *f, unsigned top);
 

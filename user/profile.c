@@ -277,8 +277,15 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	for (uint16_t i = 0; i < depth; i++) {
 		struct tb_sframe *g = &f[i + lead];
 
+		uint32_t known = p->sym.n;
+
 		g->code = tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type,
 				      frames[i].code, frames[i].code_id);
+		if (p->sources && p->sym.n > known && p->sym.codes[g->code].resolved) {
+			uint32_t file = p->sym.codes[g->code].filename;
+
+			tb_sources_note(p->sources, t->pid, file, tb_str(&p->strs, file));
+		}
 		g->offset = frames[i].offset;
 		g->opcode = frames[i].opcode;
 		g->has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
@@ -390,9 +397,6 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count)
 {
-	struct tb_sframe *f = stage(p, depth);
-
-	if (depth)
-		memcpy(f, frames, (size_t)depth * sizeof(*frames));
+	memcpy(stage(p, depth), frames, (size_t)depth * sizeof(*frames));
 	add_stack(p, thread, kind, depth, count);
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include "discover.h"
 #include "strtab.h"
+#include "sources.h"
 #include "symbolize.h"
 #include "tachyon.h"
 
@@ -76,6 +77,7 @@ struct tb_profile {
 	uint64_t off_cpu_samples;  /* wall mode: off-CPU weight, in samples */
 	enum tb_mode mode;
 	int no_gc;                 /* no synthetic <GC> frames */
+	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
 	/* process lifecycle records (exec, fork, exit) go to the agent */
 	void (*on_event)(void *ctx, const struct tb_sample_hdr *h);
 	void *event_ctx;
