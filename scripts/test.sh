@@ -49,6 +49,7 @@ done
 
 suite linetable-vs-cpython bash tests/linetable/run.sh
 suite layout-vs-headers bash tests/layout/check_headers.sh
+suite opcodes-vs-dis bash tests/opcodes/check.sh
 
 # integration: real BPF, real Python processes
 echo "== running integration"
@@ -57,14 +58,35 @@ rc=${PIPESTATUS[0]}
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/integration.log" | tail -1)
 tally integration "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
 
-# browser: pages made from real captures
-if [ -f tests/browser/run.sh ]; then
-	echo "== running browser"
-	bash tests/browser/run.sh 2>&1 | tee "$log_dir/browser.log"
+# browser: synthetic pages (incl. 100,000 nodes), then pages of real captures
+browser() { # name args...
+	local name=$1 rc line
+	shift
+	echo "== running $name"
+	bash tests/browser/run.sh "$@" 2>&1 | tee "$log_dir/$name.log"
 	rc=${PIPESTATUS[0]}
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/browser.log" | tail -1)
-	tally browser "$rc" "$(echo "${line:-0 passed, 0 failed}" | awk '{print $1}')" \
-		"$(echo "${line:-0 passed, 0 failed}" | awk '{print $3}')"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/$name.log" | tail -1)
+	line=${line:-0 passed, 0 failed}
+	tally "$name" "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
+}
+pages="$log_dir/pages"
+mkdir -p "$pages"
+./tachyon-bpf -q -r 499 -o "$pages/threads.html" -o "$pages/threads.json" -- \
+	/usr/bin/python3.11 tests/workloads/threads.py 2 >/dev/null
+./tachyon-bpf -q -r 499 -o "$pages/hostile.html" -o "$pages/hostile.json" -- \
+	/usr/bin/python3.11 tests/workloads/hostile.py 2
+browser browser-synthetic
+browser browser-real "$pages/threads.html" "$pages/threads.json" alpha_work \
+	"$pages/hostile.html" "$pages/hostile.json"
+if [ -f tests/heatmap/run.sh ]; then
+	./tachyon-bpf -q -r 999 -o "$pages/heat.heatmap.html" -o "$pages/heat.heatmap.json" -- \
+		/usr/bin/python3.11 tests/workloads/opcodes.py 1.5
+	echo "== running heatmap"
+	bash tests/heatmap/run.sh "$pages/heat.heatmap.html" "$pages/heat.heatmap.json" 2>&1 | tee "$log_dir/heatmap.log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/heatmap.log" | tail -1)
+	line=${line:-0 passed, 0 failed}
+	tally heatmap "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
 fi
 
 echo

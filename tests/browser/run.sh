@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Browser test of the flame graph page with Debian's chromium + playwright-core.
+#
+#   tests/browser/run.sh                          synthetic pages: realistic (hostile names,
+#                                                 3 threads) and a 100,000-node one (--perf)
+#   tests/browser/run.sh PAGE.html PROFILE.json [FUNCTION] [PAGE2.html PROFILE2.json [FUNCTION2] ...]
+#   TB_PAGE=x.html TB_JSON=x.json [TB_FUNC=name] tests/browser/run.sh
+#
+# A page may be one written by `tachyon-bpf -o x.html` (with the tree JSON from `-o x.json`
+# of the same capture) or built by make_page.py. Screenshots and the exported SVG go to
+# tests/browser/artifacts/. Budgets: TB_FIRST_RENDER_BUDGET_MS (2000), TB_INTERACTION_BUDGET_MS (500).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+if [ ! -x /usr/bin/chromium ]; then
+	echo "== installing chromium (Debian package)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "== installing nodejs + npm (Debian packages)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq nodejs npm >/dev/null
+fi
+if [ ! -f "$here/node_modules/playwright-core/package.json" ]; then
+	echo "== npm ci (playwright-core)"
+	(cd "$here" && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
+fi
+
+# Arguments (or TB_* variables) name the pages; without them, build synthetic ones.
+args=("$@")
+if [ ${#args[@]} -eq 0 ] && [ -n "${TB_PAGE:-}" ]; then
+	args=("$TB_PAGE" "${TB_JSON:?TB_JSON must name the JSON of TB_PAGE}")
+	[ -n "${TB_FUNC:-}" ] && args+=("$TB_FUNC")
+fi
+
+rc=0
+total_pass=0 total_fail=0
+run_one() { # node test args...; accumulates the "N passed, N failed" lines
+	local out
+	out=$(mktemp)
+	node "$here/flamegraph.test.mjs" "$@" | tee "$out" || true
+	local last
+	last=$(tail -n 1 "$out")
+	rm -f "$out"
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		total_pass=$((total_pass + BASH_REMATCH[1]))
+		total_fail=$((total_fail + BASH_REMATCH[2]))
+		[ "${BASH_REMATCH[2]}" -eq 0 ] && [ "${BASH_REMATCH[1]}" -gt 0 ] || rc=1
+	else
+		total_fail=$((total_fail + 1))
+		rc=1
+	fi
+}
+
+if [ ${#args[@]} -eq 0 ]; then
+	gen="$here/out"
+	mkdir -p "$gen"
+	python3 "$here/gen_profile.py" realistic "$gen/realistic.json"
+	python3 "$here/make_page.py" "$gen/realistic.json" "$gen/realistic.html" --title 'tachyon-bpf: synthetic <realistic> "3 threads"'
+	python3 "$here/gen_profile.py" big "$gen/big.json" --nodes 100000
+	python3 "$here/make_page.py" "$gen/big.json" "$gen/big.html" --title 'tachyon-bpf: synthetic 100k nodes'
+	run_one "$gen/realistic.html" "$gen/realistic.json" --template "$repo/user/assets/flamegraph.html"
+	run_one "$gen/big.html" "$gen/big.json" --perf --label big
+else
+	i=0
+	while [ $i -lt ${#args[@]} ]; do
+		page=${args[$i]} json=${args[$((i + 1))]:-}
+		[ -n "$json" ] || { echo "run.sh: $page needs its JSON" >&2; exit 2; }
+		i=$((i + 2))
+		fn=()
+		if [ $i -lt ${#args[@]} ] && [[ ${args[$i]} != *.html ]]; then fn=("${args[$i]}"); i=$((i + 1)); fi
+		run_one "$page" "$json" "${fn[@]}" --perf --label "$(basename "$page" .html)"
+	done
+fi
+echo "screenshots: $here/artifacts/"
+echo "$total_pass passed, $total_fail failed"
+exit $rc
