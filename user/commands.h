@@ -5,4 +5,7 @@
 /* tachyon-bpf render CAPTURE -o OUT... (argv[0] is "render") */
 int tb_cmd_render(int argc, char **argv);
 
+/* tachyon-bpf diff BASELINE CURRENT -o OUT... */
+int tb_cmd_diff(int argc, char **argv);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "diff.h"
 #include "output.h"
 
 extern const char tb_flamegraph_html[];
@@ -47,8 +48,9 @@ static void write_html_escaped(FILE *f, const char *s)
 }
 
 /* Render the JSON into memory and deflate it. */
-static int compressed_json(const struct tb_profile *p, int (*writer)(const struct tb_profile *, FILE *),
-			   unsigned char **out, size_t *outlen)
+typedef int (*json_fn)(const void *ctx, FILE *f);
+
+static int compressed_json(const void *ctx, json_fn writer, unsigned char **out, size_t *outlen)
 {
 	char *json = NULL;
 	size_t jlen = 0;
@@ -58,7 +60,7 @@ static int compressed_json(const struct tb_profile *p, int (*writer)(const struc
 
 	if (!m)
 		return -1;
-	rc = writer(p, m);
+	rc = writer(ctx, m);
 	if (fclose(m) || rc) {
 		free(json);
 		return -1;
@@ -84,21 +86,19 @@ static void title(const struct tb_profile *p, char *buf, size_t len)
 		snprintf(buf, len, "tachyon-bpf: %u Python processes", p->nprocs);
 }
 
-static int write_page(const struct tb_profile *p, FILE *f, const char *tpl, const char *end,
-		      int (*json)(const struct tb_profile *, FILE *))
+static int write_page(const char *title_text, FILE *f, const char *tpl, const char *end,
+		      json_fn json, const void *ctx)
 {
 	const char *data = strstr(tpl, "@@TB_DATA@@"), *ttl = strstr(tpl, "@@TB_TITLE@@");
 	unsigned char *z;
 	size_t zlen;
-	char t[512];
 
 	if (!data || !ttl || ttl > data || data > end)
 		return -1;
-	if (compressed_json(p, json, &z, &zlen))
+	if (compressed_json(ctx, json, &z, &zlen))
 		return -1;
-	title(p, t, sizeof(t));
 	fwrite(tpl, 1, (size_t)(ttl - tpl), f);
-	write_html_escaped(f, t);
+	write_html_escaped(f, title_text);
 	tpl = ttl + strlen("@@TB_TITLE@@");
 	fwrite(tpl, 1, (size_t)(data - tpl), f);
 	write_base64(f, z, zlen);
@@ -108,12 +108,51 @@ static int write_page(const struct tb_profile *p, FILE *f, const char *tpl, cons
 	return ferror(f) ? -1 : 0;
 }
 
+static int tree_json(const void *p, FILE *f)
+{
+	return tb_write_tree_json(p, f);
+}
+
+static int heatmap_json(const void *p, FILE *f)
+{
+	return tb_write_heatmap_json(p, f);
+}
+
 int tb_write_html(const struct tb_profile *p, FILE *f)
 {
-	return write_page(p, f, tb_flamegraph_html, tb_flamegraph_html_end, tb_write_tree_json);
+	char t[512];
+
+	title(p, t, sizeof(t));
+	return write_page(t, f, tb_flamegraph_html, tb_flamegraph_html_end, tree_json, p);
 }
 
 int tb_write_heatmap_html(const struct tb_profile *p, FILE *f)
 {
-	return write_page(p, f, tb_heatmap_html, tb_heatmap_html_end, tb_write_heatmap_json);
+	char t[512];
+
+	title(p, t, sizeof(t));
+	return write_page(t, f, tb_heatmap_html, tb_heatmap_html_end, heatmap_json, p);
+}
+
+struct diff_args {
+	const struct tb_profile *base, *cur;
+	const struct tb_diff_opts *o;
+};
+
+static int diff_json(const void *ctx, FILE *f)
+{
+	const struct diff_args *a = ctx;
+
+	return tb_write_diff_json(a->base, a->cur, a->o, f);
+}
+
+int tb_write_diff_html(const struct tb_profile *base, const struct tb_profile *cur,
+		       const struct tb_diff_opts *o, FILE *f)
+{
+	struct diff_args a = { base, cur, o };
+	char t[512];
+
+	snprintf(t, sizeof(t), "tachyon-bpf diff: %u vs %u Python samples",
+		 (unsigned)base->python_samples, (unsigned)cur->python_samples);
+	return write_page(t, f, tb_flamegraph_html, tb_flamegraph_html_end, diff_json, &a);
 }

@@ -4,6 +4,7 @@
 #include "opcodes.h"
 #include "output.h"
 #include "tree.h"
+#include "treejson.h"
 
 static void write_thread_values(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
 {
@@ -122,7 +123,7 @@ static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnod
 	fputc('}', f);
 }
 
-static void write_node(FILE *f, const struct tb_tree *t, uint32_t idx)
+void tb_json_node(FILE *f, const struct tb_tree *t, uint32_t idx, const struct tb_json_hooks *h)
 {
 	const struct tb_tnode *x = &t->n[idx];
 	const struct tb_profile *p = t->prof;
@@ -156,6 +157,8 @@ static void write_node(FILE *f, const struct tb_tree *t, uint32_t idx)
 		(unsigned long long)x->self);
 	write_thread_values(f, t, x);
 	write_opcodes(f, t, x);
+	if (h && h->node_extra)
+		h->node_extra(f, t, idx, h->ctx);
 	fputs(",\"children\":[", f);
 	for (uint32_t c = x->first_child; c != TB_NO_NODE; c = t->n[c].next_sibling) {
 		if (t->n[c].pruned)
@@ -163,12 +166,12 @@ static void write_node(FILE *f, const struct tb_tree *t, uint32_t idx)
 		if (!first)
 			fputc(',', f);
 		first = 0;
-		write_node(f, t, c);
+		tb_json_node(f, t, c, h);
 	}
 	fputs("]}", f);
 }
 
-static void write_meta(FILE *f, const struct tb_tree *t)
+void tb_json_meta(FILE *f, const struct tb_tree *t)
 {
 	const struct tb_profile *p = t->prof;
 	struct utsname u;
@@ -213,7 +216,7 @@ static void write_meta(FILE *f, const struct tb_tree *t)
 	fputs("]}", f);
 }
 
-static void write_threads(FILE *f, const struct tb_profile *p)
+void tb_json_threads(FILE *f, const struct tb_profile *p)
 {
 	fputs("\"threads\":{", f);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
@@ -239,11 +242,11 @@ int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 	tb_tree_build(&t, p, p->by_line);
 	tb_tree_prune(&t, p->min_fraction);
 	fputs("{\"format\":\"tachyon-bpf-tree\",\"version\":1,", f);
-	write_meta(f, &t);
+	tb_json_meta(f, &t);
 	fputc(',', f);
-	write_threads(f, p);
+	tb_json_threads(f, p);
 	fputs(",\"tree\":", f);
-	write_node(f, &t, 0);
+	tb_json_node(f, &t, 0, NULL);
 	fputs("}\n", f);
 	tb_tree_free(&t);
 	return ferror(f) ? -1 : 0;

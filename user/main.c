@@ -53,6 +53,7 @@ static void usage(FILE *f)
 		"       tachyon-bpf [OPTIONS] -p PID[,PID...]\n"
 		"       tachyon-bpf [OPTIONS] --all-python\n"
 		"       tachyon-bpf render CAPTURE.tbp -o OUT...\n"
+		"       tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT...\n"
 		"Samples the Python stacks of CPython 3.10-3.15 processes from a BPF program.\n\n"
 		"  -p, --pid PID[,PID...]   profile running processes\n"
 		"  -a, --all-python         profile every Python process running at start\n"
@@ -431,6 +432,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } subcommands[] = {
 	{ "render", tb_cmd_render },
+	{ "diff", tb_cmd_diff },
 };
 
 int main(int argc, char **argv)

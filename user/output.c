@@ -52,26 +52,23 @@ int tb_output_supported(const char *path)
 	return find_writer(path) != NULL;
 }
 
-int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen)
+int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
+		    char *err, size_t errlen)
 {
-	const struct writer *w = find_writer(path);
 	char tmp[4096];
 	FILE *f;
 	int rc;
 
-	if (!w) {
-		snprintf(err, errlen, "%s: unknown output format (supported: " TB_OUTPUT_FORMATS ")", path);
-		return -1;
-	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
 	f = fopen(tmp, "we");
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	rc = w->write(p, f);
+	rc = fn(ctx, f);
 	if (fclose(f) || rc) {
-		snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: write failed%s%s", path, errno ? ": " : "",
+			 errno ? strerror(errno) : "");
 		unlink(tmp);
 		return -1;
 	}
@@ -81,4 +78,28 @@ int tb_write_output(const struct tb_profile *p, const char *path, char *err, siz
 		return -1;
 	}
 	return 0;
+}
+
+struct profile_write {
+	const struct writer *w;
+	const struct tb_profile *p;
+};
+
+static int write_profile(const void *ctx, FILE *f)
+{
+	const struct profile_write *pw = ctx;
+
+	return pw->w->write(pw->p, f);
+}
+
+int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen)
+{
+	struct profile_write pw = { find_writer(path), p };
+
+	if (!pw.w) {
+		snprintf(err, errlen, "%s: unknown output format (supported: " TB_OUTPUT_FORMATS ")", path);
+		return -1;
+	}
+	errno = 0;
+	return tb_write_atomic(path, write_profile, &pw, err, errlen);
 }
