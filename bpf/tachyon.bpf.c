@@ -16,7 +16,10 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 max_depth = TB_DEFAULT_DEPTH;
+/* Opcode bytes read: 0 none, 1 the innermost frame's, 2 every frame's. */
 const volatile __u32 read_opcodes = 1;
+/* Benchmarks only (--bench-walk): 1 skips the code-object read. */
+const volatile __u32 bench_walk = 0;
 /* Which new processes to report: TB_FOLLOW_* (include/tachyon.h). */
 const volatile __u32 follow_mode = 0;
 /* Wall mode: also record stacks at switch-out, weighted by time off CPU. */
@@ -42,6 +45,8 @@ static __always_inline int in_scope(void)
 #define MAX_INTERPRETERS 8
 /* Shim frames tolerated beyond max_depth (C-boundary entry frames). */
 #define SHIM_SLACK 64
+/* Frames walked in the inline loop before bpf_loop takes over. */
+#define INLINE_FRAMES 160
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -256,10 +261,9 @@ static __always_inline void thread_status(struct scratch *s, const struct tb_pro
 	}
 }
 
-/* bpf_loop callback: visit one frame, record it unless it is a shim. */
-static long visit_frame(__u32 i, struct loop_ctx *ctx)
+/* Visit one frame, record it unless it is a shim. Non-zero: stop. */
+static __always_inline long visit_frame(struct scratch *s)
 {
-	struct scratch *s = ctx->s;
 	struct tb_py_offsets *off = &s->off;
 	__u64 frame = s->frame, code, instr;
 	__u32 firstlineno, argcount, version = 0;
@@ -286,12 +290,12 @@ static long visit_frame(__u32 i, struct loop_ctx *ctx)
 		return 1;
 	}
 	code = buf_u64(s->fbuf, off->frame_code) & ~(__u64)off->code_tag_mask;
-	if (!code || bpf_probe_read_user(s->cbuf, off->code_read_size & (TB_CODE_BUF - 1),
-					 (void *)code)) {
+	if (!code || (!bench_walk && bpf_probe_read_user(s->cbuf, off->code_read_size & (TB_CODE_BUF - 1),
+							 (void *)code))) {
 		s->flags |= TB_F_READ_ERROR;
 		return 1;
 	}
-	if (s->pycode_type && buf_u64(s->cbuf, off->object_type) != s->pycode_type) {
+	if (!bench_walk && s->pycode_type && buf_u64(s->cbuf, off->object_type) != s->pycode_type) {
 		s->flags |= TB_F_BAD_FRAME;
 		return 1;
 	}
@@ -312,7 +316,7 @@ static long visit_frame(__u32 i, struct loop_ctx *ctx)
 	if (offset < -2 || offset > 0x7fffffff) {
 		offset = -2; /* not inside this code object: treat as not started */
 		fflags |= TB_FF_NO_OPCODE;
-	} else if (read_opcodes && offset >= 0) {
+	} else if (offset >= 0 && (read_opcodes == 2 || (read_opcodes == 1 && s->depth == 0))) {
 		if (bpf_probe_read_user(&opcode, 1, (void *)instr))
 			fflags |= TB_FF_NO_OPCODE;
 	} else {
@@ -327,6 +331,27 @@ static long visit_frame(__u32 i, struct loop_ctx *ctx)
 	out->flags = fflags;
 	s->depth++;
 	return 0;
+}
+
+/* bpf_loop callback for frames past the inline part of the walk. */
+static long visit_frame_cb(__u32 i, struct loop_ctx *ctx)
+{
+	return visit_frame(ctx->s);
+}
+
+/* The first INLINE_FRAMES frames in a plain bounded loop (an indirect
+ * callback per frame costs ~35 ns here), deeper ones with bpf_loop so the
+ * verifier's work stays bounded for any --max-depth. */
+static __always_inline void walk_frames(struct scratch *s)
+{
+	struct loop_ctx ctx = { s };
+	__u32 limit = max_depth + SHIM_SLACK, i;
+
+	for (i = 0; i < INLINE_FRAMES && i < limit; i++)
+		if (visit_frame(s))
+			return;
+	if (i < limit && s->frame)
+		bpf_loop(limit - i, visit_frame_cb, &ctx, 0);
 }
 
 static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
@@ -401,8 +426,6 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 		s->flags |= TB_F_NO_TSTATE;
 		count(TB_C_NO_TSTATE);
 	} else {
-		struct loop_ctx ctx = { s };
-
 		thread_status(s, proc, tstate);
 		if ((s->flags & TB_F_OFF_CPU) && s->gil) {
 			/* blocked in futex() on the GIL's mutex or condition? */
@@ -417,7 +440,7 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 		if (frame && s->off.cframe_current_frame != TB_NO_OFFSET)
 			frame = read_ptr(frame + s->off.cframe_current_frame);
 		s->frame = frame;
-		bpf_loop(max_depth + SHIM_SLACK, visit_frame, &ctx, 0);
+		walk_frames(s);
 		if (s->frame && !(s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME)))
 			s->flags |= TB_F_TRUNCATED; /* ran out of iterations */
 	}

@@ -29,7 +29,8 @@ struct options {
 	char cgroup[4096];
 	enum tb_mode mode;
 	double duration, interval;
-	int all_python, quiet, no_opcodes, by_line;
+	int all_python, quiet, opcodes, by_line;
+	unsigned bench_walk;
 	double min_fraction;
 	const char *outputs[MAX_OUTPUTS];
 	int noutputs;
@@ -67,7 +68,9 @@ static void usage(FILE *f)
 		"  -o, --output FILE        output by extension: .html .json .folded .speedscope.json\n"
 		"                           .pb.gz (pprof) .tbp (capture, see render) (repeatable)\n"
 		"      --max-depth N        deepest stack recorded (default 128, max 1024)\n"
-		"      --no-opcodes         do not read the executing opcode byte\n"
+		"      --opcodes            read the executing opcode of every frame, not only the\n"
+		"                           innermost one (kept per node: which CALL form each caller runs)\n"
+		"      --no-opcodes         do not read opcode bytes at all\n"
 		"      --mode MODE          cpu (on-CPU samples, default), wall (also time off\n"
 		"                           CPU, weighted), gil (GIL holders only), exception\n"
 		"                           (only while an exception is being handled)\n"
@@ -115,7 +118,7 @@ static int parse_pids(struct options *o, char *arg)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC, OPT_CGROUP, OPT_CONTAINER, OPT_INTERVAL };
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC, OPT_CGROUP, OPT_CONTAINER, OPT_INTERVAL, OPT_OPCODES, OPT_BENCHWALK };
 	static const struct option longs[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "all-python", no_argument, 0, 'a' },
@@ -124,6 +127,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "output", required_argument, 0, 'o' },
 		{ "max-depth", required_argument, 0, OPT_DEPTH },
 		{ "no-opcodes", no_argument, 0, OPT_NOOP },
+		{ "opcodes", no_argument, 0, OPT_OPCODES },
+		{ "bench-walk", required_argument, 0, OPT_BENCHWALK },
 		{ "ringbuf-mb", required_argument, 0, OPT_RB },
 		{ "top", required_argument, 0, OPT_TOP },
 		{ "by-line", no_argument, 0, OPT_BYLINE },
@@ -180,7 +185,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return die("--max-depth takes a depth from 1 to 1024");
 			break;
 		case OPT_NOOP:
-			o->no_opcodes = 1;
+			o->opcodes = -1;
+			break;
+		case OPT_OPCODES:
+			o->opcodes = 1;
+			break;
+		case OPT_BENCHWALK:
+			if (parse_uint(optarg, 0, 1, &o->bench_walk))
+				return die("--bench-walk takes 0 or 1");
 			break;
 		case OPT_RB:
 			if (parse_uint(optarg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
@@ -467,7 +479,8 @@ int main(int argc, char **argv)
 			prof.sources = &sources;
 	prof.min_fraction = o.min_fraction;
 	so = (struct tb_sampler_opts){ .hz = o.hz, .max_depth = o.max_depth,
-				       .ringbuf_mb = o.ringbuf_mb, .read_opcodes = !o.no_opcodes,
+				       .ringbuf_mb = o.ringbuf_mb, .read_opcodes = o.opcodes < 0 ? 0 : o.opcodes > 0 ? 2 : 1,
+				       .bench_walk = (int)o.bench_walk,
 				       .cpu = (int)o.cpu_plus1 - 1, .floor = o.floor,
 				       .follow_mode = o.all_python ? TB_FOLLOW_ALL :
 						      o.subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
