@@ -490,6 +490,7 @@ int main(int argc, char **argv)
 	if (!s)
 		return die(err);
 	tb_watch_init(&watch, s, &prof, o.quiet);
+	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);

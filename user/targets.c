@@ -74,17 +74,27 @@ int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char 
 	return n;
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t pid,
 			      int timeout_ms, char *err, size_t errlen)
 {
 	struct tb_target *t = malloc(sizeof(*t));
-	struct timespec nap = { 0, 500 * 1000 }; /* 0.5 ms */
-	long waited_us = 0;
+	double start = mono_s(), now;
 	int rc = -1, status;
 
 	if (!t)
 		return -1;
-	while (waited_us < (long)timeout_ms * 1000) {
+	for (;;) {
+		/* the loader maps libpython within milliseconds: poll fast, then slower */
+		struct timespec nap = { 0, 500 * 1000 };
+
 		rc = tb_discover(pid, t, err, errlen);
 		if (rc == 0) {
 			rc = register_target(s, p, t, err, errlen);
@@ -97,15 +107,15 @@ int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t 
 			rc = -1;
 			break;
 		}
+		now = mono_s();
+		if (now - start >= timeout_ms / 1000.0)
+			break; /* err holds "not a Python process" */
+		if (now - start > 0.02)
+			nap.tv_nsec = 5 * 1000 * 1000;
 		nanosleep(&nap, NULL);
-		waited_us += 500;
-		if (waited_us > 20000)
-			nap.tv_nsec = 5 * 1000 * 1000; /* slow down after 20 ms */
-		if (waited_us > 20000)
-			waited_us += 4500;
 	}
 	if (rc > 0)
-		rc = -1; /* timed out: err holds "not a Python process" */
+		rc = -1;
 	free(t);
 	return rc;
 }

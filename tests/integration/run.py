@@ -455,7 +455,7 @@ def test_cmd_not_found():
 
 
 def test_cmd_not_python():
-    return one_line_error(tb.run(["-o", os.path.join(TMP, "x.folded"), "--", "sleep", "20"], timeout=60),
+    return one_line_error(tb.run(["-o", os.path.join(TMP, "x.folded"), "--", "sleep", "60"], timeout=60),
                           "not a Python process")
 
 
@@ -471,7 +471,7 @@ def test_bad_output():
 
 def test_sigint_writes_output():
     out = os.path.join(TMP, "sigint.folded")
-    proc = subprocess.Popen([tb.BIN, "-q", "-o", out, "--", sys.executable, tb.workload("slices.py"), "30"],
+    proc = subprocess.Popen([tb.BIN, "-q", "-r", "499", "-o", out, "--", sys.executable, tb.workload("slices.py"), "30"],
                             stderr=subprocess.PIPE, text=True)
     time.sleep(2)
     proc.send_signal(signal.SIGTERM)

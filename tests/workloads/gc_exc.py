@@ -12,14 +12,14 @@ class Node:
 
 def make_garbage(seconds):
     gc.set_threshold(50, 1, 1)
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         [Node() for _ in range(200)]
 
 
 def spin(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         pass
 
 
@@ -37,7 +37,7 @@ def no_handler(seconds):
 if __name__ == "__main__":
     s = float(sys.argv[1]) if len(sys.argv) > 1 else 1
     make_garbage(s)
-    end = time.perf_counter() + s
-    while time.perf_counter() < end:
+    end = time.thread_time() + s
+    while time.thread_time() < end:
         in_handler(0.01)
         no_handler(0.01)
