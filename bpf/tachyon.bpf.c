@@ -421,6 +421,8 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 	s->depth = 0;
 	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
 	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
+	if (!value)
+		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
 	tstate = find_tstate(s, proc->runtime_addr, tid);
 	if (!tstate) {
 		s->flags |= TB_F_NO_TSTATE;

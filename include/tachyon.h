@@ -53,7 +53,8 @@ struct tb_frame {
 
 struct tb_sample_hdr {
 	__u64 time_ns;   /* bpf_ktime_get_ns() */
-	__u64 value;     /* per type: TB_REC_WAKE off-CPU ns, TB_REC_FORK parent pid */
+	__u64 value;     /* per type: SAMPLE the thread's fs base (pthread_self), WAKE
+			  * off-CPU ns, FORK parent pid */
 	__u32 pid;       /* host (init namespace) tgid */
 	__u32 tid;       /* host tid */
 	__u32 ns_pid;    /* tgid in the task's own pid namespace */

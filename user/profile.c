@@ -88,6 +88,7 @@ static uint32_t find_thread(struct tb_profile *p, const struct tb_sample_hdr *h)
 	t->pid = h->pid;
 	t->tid = h->tid;
 	t->ns_tid = h->ns_tid;
+	t->ident = h->type == TB_REC_SAMPLE ? h->value : 0;
 	t->name = thread_name(p, h->pid, h->tid);
 	return p->nthreads++;
 }

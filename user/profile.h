@@ -19,6 +19,7 @@ struct tb_pinfo {
 struct tb_tinfo {
 	uint32_t pid, tid, ns_tid;
 	uint32_t name;            /* strtab id of the thread name */
+	uint64_t ident;           /* pthread_self() == threading.get_ident(), 0 if unknown */
 	uint64_t samples;         /* all samples of this thread */
 	uint64_t python_samples;  /* samples with a Python stack (incl. off-CPU weight) */
 	/* thread status, in samples (off-CPU time in sample units) */
