@@ -8,4 +8,7 @@ int tb_cmd_render(int argc, char **argv);
 /* tachyon-bpf diff BASELINE CURRENT -o OUT... */
 int tb_cmd_diff(int argc, char **argv);
 
+/* tachyon-bpf dump PID [--json] */
+int tb_cmd_dump(int argc, char **argv);
+
 #endif

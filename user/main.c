@@ -55,6 +55,7 @@ static void usage(FILE *f)
 		"       tachyon-bpf [OPTIONS] --all-python\n"
 		"       tachyon-bpf render CAPTURE.tbp -o OUT...\n"
 		"       tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT...\n"
+		"       tachyon-bpf dump PID [--json]\n"
 		"Samples the Python stacks of CPython 3.10-3.15 processes from a BPF program.\n\n"
 		"  -p, --pid PID[,PID...]   profile running processes\n"
 		"  -a, --all-python         profile every Python process running at start\n"
@@ -445,6 +446,7 @@ static const struct {
 } subcommands[] = {
 	{ "render", tb_cmd_render },
 	{ "diff", tb_cmd_diff },
+	{ "dump", tb_cmd_dump },
 };
 
 int main(int argc, char **argv)

@@ -260,6 +260,32 @@ def test_opcodes(py, tag):
     return detail
 
 
+def test_dump(py, tag):
+    proc = subprocess.Popen(py + [tb.workload("threads.py"), "3"], stdout=subprocess.PIPE, text=True)
+    try:
+        tids = {}
+        for _ in range(3):
+            tid, name = proc.stdout.readline().split()
+            tids[int(tid)] = name
+        r = tb.run(["dump", "--json", str(proc.pid)])
+        assert r.returncode == 0, r.stderr
+        d = json.loads(r.stdout)
+        txt = tb.run(["dump", str(proc.pid)])
+        assert txt.returncode == 0 and "Thread" in txt.stdout, txt.stderr
+    finally:
+        proc.kill()
+        proc.wait()
+    by_tid = {t["tid"]: t for t in d["threads"]}
+    for tid, name in tids.items():
+        assert tid in by_tid, "thread %d (%s) missing from %s" % (tid, name, list(by_tid))
+        names = [f["name"] for f in by_tid[tid]["frames"]]
+        assert name + "_work" in names, "thread %d: %s" % (tid, names)
+        assert names[-1] == "burn", "newest frame last: %s" % names
+    main = [t for t in d["threads"] if any(f["name"] == "main" for f in t["frames"])]
+    assert len(main) == 1 and len(d["threads"]) == 4, "%d threads" % len(d["threads"])
+    return "4 threads, each worker in its own function (newest last)"
+
+
 # ---- system-wide and containers -------------------------------------------
 
 def start_capture(args, name):
@@ -465,6 +491,15 @@ def test_not_root():
     return one_line_error(r, "root")
 
 
+def test_dump_bad():
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        one_line_error(tb.run(["dump", str(proc.pid)]), "not a Python process")
+    finally:
+        proc.kill()
+    return one_line_error(tb.run(["dump", "999999"]), "no such process")
+
+
 def test_bad_output():
     return one_line_error(tb.run(["-o", "x.unknownext", "-p", "1"]), "unknown output format")
 
@@ -496,7 +531,7 @@ def main():
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
         for fn in (test_slices, test_threads, test_deep, test_attach, test_gil_wall, test_gil_mode,
-                   test_sleep_wall, test_gc_exception, test_opcodes):
+                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump):
             if only and only not in fn.__name__:
                 continue
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
@@ -504,7 +539,7 @@ def main():
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn, pys)
-    for fn in (test_subprocesses, test_interval, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
+    for fn in (test_subprocesses, test_interval, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output):
         if only and only not in fn.__name__:
             continue
