@@ -49,7 +49,7 @@ integration: tachyon-bpf
 test: unit integration
 
 bench: tachyon-bpf
-	bash bench/run.sh
+	@bash bench/run.sh
 
 # Regenerate vmlinux.h from the running kernel's BTF.
 vmlinux:

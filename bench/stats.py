@@ -1,0 +1,345 @@
+"""stats.py: number crunching and markdown for bench/run.sh.
+
+run.sh does the measuring; this script turns what it left behind into
+records (one JSON object per line in a raw file) and renders the tables.
+
+    stats.py walk RAW LABEL VARIANT REP PROG_JSON MAP_JSON OUT_JSON STEAL_TICKS
+        one capture of section 1: bpftool's run_time_ns/run_cnt for the
+        program, the target-sample counter (counters map, key 0) read at the
+        same moment, the capture's tree JSON (frames per sample), and the
+        target CPU's steal ticks during the capture.
+    stats.py pair RAW HZ PAIR BASE_STDOUT WITH_STDOUT WITH_JSON VARIANT
+        one without/with pair of section 2 (+ the agent figures, section 3);
+        VARIANT: walker, or floor (--bench-floor: no records, interrupts only).
+    stats.py multi RAW NSPAWNED OUT_JSON
+        the many-processes capture of section 4.
+    stats.py render RAW HEADER_ENV_FILE
+        markdown on stdout.
+
+Exits non-zero only on broken input (missing/garbled files, a checksum that
+differs between runs): slow numbers are never an error.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def die(msg):
+    print(f"stats.py: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        die(f"cannot read {path}: {e}")
+
+
+def append(raw, rec):
+    with open(raw, "a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+def counter_total(dump, key=0):
+    """Sum over CPUs of one key of a per-CPU array dumped by bpftool --json."""
+    for ent in dump:
+        fmt = ent.get("formatted")
+        if fmt is not None and fmt.get("key") == key:
+            return sum(int(v["value"]) for v in fmt["values"])
+        if fmt is None and int(ent["key"][0], 16) == key:  # no BTF: raw bytes
+            return sum(int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
+                       for v in ent["values"])
+    die("counters map dump has no key %d" % key)
+
+
+def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal):
+    prog = load_json(prog_path)
+    if "run_time_ns" not in prog or not prog.get("run_cnt"):
+        die(f"{prog_path}: no run_time_ns/run_cnt (is kernel.bpf_stats_enabled on?)")
+    target = counter_total(load_json(map_path), 0)
+    meta = load_json(out_path)["meta"]
+    ps = meta.get("python_samples", 0)
+    append(raw, {
+        "kind": "walk", "label": label, "variant": variant, "rep": int(rep),
+        "prog": prog.get("name"), "tag": prog.get("tag"),
+        "run_time_ns": prog["run_time_ns"], "run_cnt": prog["run_cnt"],
+        "target_runs": target,
+        "ns_per_run": prog["run_time_ns"] / prog["run_cnt"],
+        "samples": meta.get("samples", 0), "python_samples": ps,
+        "frames_per_sample": meta.get("frames", 0) / ps if ps else None,
+        "truncated": meta.get("truncated", 0), "partial": meta.get("partial", 0),
+        "lost": meta.get("lost", 0),
+        "steal_pct": int(steal) / os.sysconf("SC_CLK_TCK") / meta["duration_s"] * 100
+        if meta.get("duration_s") else 0.0,
+    })
+
+
+def parse_workload(path):
+    try:
+        text = open(path).read()
+    except OSError as e:
+        die(f"cannot read {path}: {e}")
+    m = re.search(r"^elapsed_s ([0-9.]+)$", text, re.M)
+    c = re.search(r"^checksum (\S+)", text, re.M)
+    u = re.search(r"^cpu_s ([0-9.]+)$", text, re.M)
+    if not m or not c or not u:
+        die(f"{path}: no 'elapsed_s'/'cpu_s'/'checksum' line from the workload:\n{text[-500:]}")
+    return float(m.group(1)), c.group(1), float(u.group(1))
+
+
+def cmd_pair(raw, hz, pair, base_path, with_path, json_path, variant):
+    t0, c0, _ = parse_workload(base_path)
+    t1, c1, cpu1 = parse_workload(with_path)
+    if c0 != c1:
+        die(f"workload checksum differs without/with the profiler: {c0} vs {c1}")
+    meta = load_json(json_path)["meta"]
+    samples = meta.get("samples", 0)
+    append(raw, {
+        "kind": "pair", "hz": int(hz), "pair": int(pair), "variant": variant,
+        "base_s": t0, "with_s": t1, "ratio": t1 / t0, "with_cpu_s": cpu1,
+        "samples": samples, "python_samples": meta.get("python_samples", 0),
+        "lost": meta.get("lost", 0), "duration_s": meta.get("duration_s", 0),
+        "agent_cpu_s": meta.get("agent_cpu_s", 0),
+        "frames": meta.get("frames", 0),
+    })
+
+
+def cmd_multi(raw, spawned, json_path):
+    meta = load_json(json_path)["meta"]
+    procs = meta.get("processes", [])
+    append(raw, {
+        "kind": "multi", "spawned": int(spawned), "profiled": len(procs),
+        "samples": meta.get("samples", 0), "python_samples": meta.get("python_samples", 0),
+        "lost": meta.get("lost", 0), "duration_s": meta.get("duration_s", 0),
+        "agent_cpu_s": meta.get("agent_cpu_s", 0), "rate_hz": meta.get("rate_hz"),
+    })
+
+
+# ---------------------------------------------------------------- render
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt_ns(x):
+    return "—" if x is None else f"{x:,.0f}"
+
+
+def fmt_pct(r):
+    return f"{(r - 1) * 100:+.1f}%"
+
+
+def fit(pts):
+    """Least squares y = a + b x; returns (a, b)."""
+    n = len(pts)
+    mx = sum(x for x, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    b = sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
+def render(raw, header_path):
+    recs = []
+    if os.path.exists(raw):
+        with open(raw) as f:
+            recs = [json.loads(line) for line in f if line.strip()]
+    hdr = {}
+    with open(header_path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                hdr[k] = v
+    out = []
+    w = out.append
+    w("# tachyon-bpf benchmarks")
+    w("")
+    w(f"- date: {hdr.get('DATE')}; host: {hdr.get('NPROC')} CPUs ({hdr.get('CPU')}), "
+      f"kernel {hdr.get('KERNEL')}")
+    w(f"- target Python: `{hdr.get('PY')}` ({hdr.get('PYVER')}); tachyon-bpf {hdr.get('GITREV')}")
+    tags = sorted({r["tag"] + " (" + r["prog"] + ")" for r in recs if r["kind"] == "walk"})
+    if tags:
+        w(f"- BPF program tags measured: {', '.join(tags)}")
+    if hdr.get("SYSCALL_US"):
+        w(f"- kernel speed check: `perf bench syscall basic` (getppid) on CPU {hdr.get('TCPU')}: "
+          f"{hdr.get('SYSCALL_US')} µs per call; CPU vulnerabilities not 'Not affected': "
+          f"{hdr.get('VULNS') or 'none'}")
+    w(f"- load average before / after: {hdr.get('LOAD0')} / {hdr.get('LOAD1')}; "
+      f"total run time {hdr.get('ELAPSED')} s")
+    w(f"- knobs: {hdr.get('KNOBS')}")
+    w("- **This VM is shared and noisy** (other jobs, steal time): medians move by tens of "
+      "percent between runs of this script. Read the tables as orders of magnitude and "
+      "ratios between rows of the same run, not as precise figures.")
+    w("")
+
+    walks = [r for r in recs if r["kind"] == "walk"]
+    if walks:
+        w("## 1. BPF run time per sample")
+        w("")
+        w(f"`deep.py DEPTH` pinned to CPU {hdr.get('TCPU')} (own session, nice and autogroup nice {hdr.get('NICE')}), "
+          f"`tachyon-bpf -p PID --cpu {hdr.get('TCPU')} -r {hdr.get('WALK_HZ')} "
+          f"-d {hdr.get('SECS')} --max-depth {hdr.get('MAXD')}` (agent pinned to CPU "
+          f"{hdr.get('ACPU')}), `kernel.bpf_stats_enabled=1`, `bpftool prog show` "
+          f"run_time_ns / run_cnt read just before the program is unloaded. "
+          f"{hdr.get('REPS')} runs per cell: median (min). Floor = `--bench-floor` "
+          "(pid-map lookup, counter, return). frames/sample counts deep.py's own "
+          "`<module>` and `leaf`. Target share = the target's runs / all runs of the "
+          "program on that CPU (the rest are other tasks: pid lookup miss, ~floor cost).")
+        w("")
+        w("| case | frames/sample | walker ns/sample | floor ns/sample | walker − floor | target share | steal on the CPU |")
+        w("|---|---:|---:|---:|---:|---:|---:|")
+        labels = []
+        for r in walks:
+            if r["label"] not in labels:
+                labels.append(r["label"])
+        fit_pts, fit_min = [], []
+        cell = {}
+        for lab in labels:
+            wk = [r for r in walks if r["label"] == lab and r["variant"] == "walker"]
+            fl = [r for r in walks if r["label"] == lab and r["variant"] == "floor"]
+            wn = [r["ns_per_run"] for r in wk]
+            fn = [r["ns_per_run"] for r in fl]
+            fps = [r["frames_per_sample"] for r in wk if r["frames_per_sample"] is not None]
+            share = [r["target_runs"] / r["run_cnt"] for r in wk + fl if r["run_cnt"]]
+            trunc = sum(r["truncated"] + r["partial"] for r in wk)
+            mw, mf = med(wn), med(fn)
+            f = med(fps)
+            cell[lab] = (mw, f)
+            if lab.startswith("depth ") and lab.split()[1].isdigit() and f and wn:
+                fit_pts.append((f, mw))
+                fit_min.append((f, min(wn)))
+            steal = max(r.get("steal_pct", 0) for r in wk + fl)
+            wcol = f"{fmt_ns(mw)} ({fmt_ns(min(wn))})" if wn else "—"
+            fcol = f"{fmt_ns(mf)} ({fmt_ns(min(fn))})" if fn else "—"
+            diff = fmt_ns(mw - mf) if (mw is not None and mf is not None) else "—"
+            sh = f"{min(share) * 100:.0f}–{max(share) * 100:.0f}%" if share else "—"
+            fcell = f"{f:.1f}" if f else "—"
+            if trunc:
+                fcell += f" ({trunc} truncated/partial!)"
+            w(f"| {lab} | {fcell} | {wcol} | {fcol} | {diff} | {sh} | ≤{steal:.1f}% |")
+        w("")
+        if len(fit_pts) >= 2:
+            (i1, s1), (i2, s2) = fit(fit_pts), fit(fit_min)
+            w(f"- Least-squares fit over the depth rows: medians **≈ {i1:,.0f} ns fixed + "
+              f"{s1:,.0f} ns per frame**; minimums ≈ {i2:,.0f} ns fixed + {s2:,.0f} ns per frame. "
+              "Reference prototype on this kind of VM (minimum of runs): ~700–900 ns fixed + "
+              "~14 ns/frame with one 64-byte read per frame, ~35 ns/frame with three small "
+              "reads (/work/shared/reference/bpf-walk-costs.md).")
+        def find(word):
+            for lab in labels:
+                if lab.startswith("depth 50, " + word) and cell[lab][0]:
+                    return cell[lab][0]
+            return None
+        base = cell.get("depth 50", (None, None))
+        noop, allop, nocode = find("--no-opcodes"), find("--opcodes"), find("--bench-walk 1")
+        if base[0] and base[1]:
+            d50, f50 = base
+            if noop:
+                w(f"- Opcode byte, default (innermost frame only): walker − `--no-opcodes` at "
+                  f"depth 50 = {d50 - noop:,.0f} ns per sample ({(d50 - noop) / d50 * 100:.0f}% "
+                  "of the walker's time; within noise if small).")
+            if noop and allop:
+                w(f"- Opcode byte of every frame (`--opcodes`): {allop - noop:,.0f} ns per sample "
+                  f"at depth 50 = {(allop - noop) / f50:,.0f} ns per frame "
+                  f"({(allop - noop) / allop * 100:.0f}% of that walk).")
+            if nocode:
+                w(f"- Code-object read (`--bench-walk 1`, a benchmark switch, skips it): "
+                  f"{d50 - nocode:,.0f} ns per sample at depth 50 = "
+                  f"{(d50 - nocode) / f50:,.0f} ns per frame ({(d50 - nocode) / d50 * 100:.0f}% "
+                  "of the walker's time).")
+        w("")
+
+    allpairs = [r for r in recs if r["kind"] == "pair"]
+    pairs = [r for r in allpairs if r.get("variant", "walker") == "walker"]
+    if allpairs:
+        rates = sorted({r["hz"] for r in pairs})
+        w("## 2. Slowdown of a CPU-bound Python program")
+        w("")
+        prio = hdr.get("ONICE", "0")
+        prio_txt = (f"each run in its own session with autogroup nice {prio} (profiler and "
+                    "workload alike), so other jobs on the shared VM take less from it"
+                    if prio != "0" else "at normal priority")
+        w(f"`bench/cpu_bound.py` (deterministic, ~2–3 s, its own perf_counter time), "
+          f"unpinned, {prio_txt}; alternating without / with `tachyon-bpf -q -r HZ -o "
+          f"x.json -- PY bench/cpu_bound.py` (order swapped every pair). ratio = with / "
+          f"without per pair; slowdown = median ratio − 1. The profiler samples every CPU "
+          f"at HZ; the agent runs on the same {hdr.get('NPROC')} CPUs. Two runs without the "
+          "profiler differ by several percent here: differences below ~5% are not "
+          "meaningful.")
+        w("")
+        w("| rate | pairs | median slowdown | spread (min..max) | median time without | median time with |")
+        w("|---|---:|---:|---:|---:|---:|")
+        for hz, variant in sorted({(r["hz"], r.get("variant", "walker")) for r in allpairs},
+                                  key=lambda k: (k[0], k[1] != "walker")):
+            ps = [r for r in allpairs if r["hz"] == hz and r.get("variant", "walker") == variant]
+            rs = [r["ratio"] for r in ps]
+            tag = " (stress)" if hz >= 5000 else ""
+            if variant == "floor":
+                tag += ", `--bench-floor` (interrupt + empty program only)"
+            w(f"| {hz} Hz{tag} | {len(ps)} | {fmt_pct(med(rs))} | "
+              f"{fmt_pct(min(rs))} .. {fmt_pct(max(rs))} | "
+              f"{med([r['base_s'] for r in ps]):.3f} s | {med([r['with_s'] for r in ps]):.3f} s |")
+        w("")
+        w("## 3. Agent cost and ring-buffer traffic (the \"with\" runs of section 2)")
+        w("")
+        w("Agent CPU = the agent's user+system time during the capture (meta.agent_cpu_s); "
+          "records/s = meta.samples / meta.duration_s (one ring-buffer record per sample, "
+          "bounded by the CPU time the workload gets); samples per workload CPU-s = "
+          "meta.samples / the workload's own process_time (≈ the rate if no tick is missed; "
+          "start-up samples make it slightly higher); lost = ring buffer full (kernel "
+          "counter), summed over the runs. The agent drains the ring on a timer, not per record, so "
+          "at low rates its CPU per sample is mostly that timer's fixed cost: read the "
+          "% of a core there.")
+        w("")
+        w("| rate | samples/run | records/s | samples per workload CPU-s | frames/sample | agent CPU per sample | agent CPU, % of a core | lost (total) |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for hz in rates:
+            ps = [r for r in pairs if r["hz"] == hz]
+            per = [1e6 * r["agent_cpu_s"] / r["samples"] for r in ps if r["samples"]]
+            rps = [r["samples"] / r["duration_s"] for r in ps if r["duration_s"]]
+            core = [100 * r["agent_cpu_s"] / r["duration_s"] for r in ps if r["duration_s"]]
+            fps = [r["frames"] / r["python_samples"] for r in ps if r["python_samples"]]
+            spc = [r["samples"] / r["with_cpu_s"] for r in ps if r.get("with_cpu_s")]
+            tag = " (stress)" if hz >= 5000 else ""
+            percol = (f"{med(per):.1f} µs ({min(per):.1f}..{max(per):.1f})" if per else "—")
+            w(f"| {hz} Hz{tag} | {med([r['samples'] for r in ps]):.0f} | "
+              f"{med(rps):,.0f} | {med(spc):,.0f} | {med(fps):.1f} | {percol} | {med(core):.1f}% | "
+              f"{sum(r['lost'] for r in ps)} |")
+        w("")
+
+    multi = [r for r in recs if r["kind"] == "multi"]
+    if multi:
+        m = multi[-1]
+        w("## 4. Many processes at once")
+        w("")
+        w(f"{m['spawned']} spinning Python processes (`deep.py 10`, unpinned) and "
+          f"`tachyon-bpf -q --all-python -d {hdr.get('MULTI_SECS')} -r {m['rate_hz']}`; "
+          "`--all-python` also picks up any other Python process on the machine.")
+        w("")
+        w("| processes profiled | duration | samples | records/s | lost | agent CPU per sample | agent CPU, % of a core |")
+        w("|---:|---:|---:|---:|---:|---:|---:|")
+        per = 1e6 * m["agent_cpu_s"] / m["samples"] if m["samples"] else 0
+        w(f"| {m['profiled']} | {m['duration_s']:.2f} s | {m['samples']} | "
+          f"{m['samples'] / m['duration_s']:,.0f} | {m['lost']} | {per:.1f} µs | "
+          f"{100 * m['agent_cpu_s'] / m['duration_s']:.1f}% |")
+        w("")
+    print("\n".join(out))
+
+
+def main(argv):
+    if len(argv) < 2:
+        die("usage: see the top of this file")
+    cmd, args = argv[1], argv[2:]
+    table = {"walk": (cmd_walk, 8), "pair": (cmd_pair, 7), "multi": (cmd_multi, 3),
+             "render": (render, 2)}
+    if cmd not in table or len(args) != table[cmd][1]:
+        die(f"bad command line: {argv[1:]}")
+    table[cmd][0](*args)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
