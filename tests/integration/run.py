@@ -372,6 +372,65 @@ def test_subprocesses():
     return "2 children followed with --subprocesses, 0 without"
 
 
+def diff_classes(data):
+    out = {}
+
+    def walk(n, key):
+        if n.get("kind") == "frame" and n["name"].endswith("_function"):
+            out[n["name"]] = n.get("class") if key == "tree" else ("elided" if n.get("elided") else "matched")
+        for c in n["children"]:
+            walk(c, key)
+    walk(data["tree"], "tree")
+    main = dict(out)
+    out.clear()
+    walk(data["elided"], "elided")
+    return main, dict(out)
+
+
+def test_diff():
+    caps = {}
+    for plan in ("baseline", "current"):
+        caps[plan] = os.path.join(TMP, plan + ".tbp")
+        r = tb.run(["-q", "-r", "999", "-o", caps[plan], "--", "/usr/bin/python3.11",
+                    tb.workload("diffcase.py"), plan, "30"])
+        assert r.returncode == 0, r.stderr
+    out = os.path.join(TMP, "diff.json")
+    fold = os.path.join(TMP, "diff.folded")
+    r = tb.run(["diff", caps["baseline"], caps["current"], "-q", "-o", out, "-o", fold,
+                "-o", os.path.join(TMP, "diff.html")])
+    assert r.returncode == 0, r.stderr
+    with open(out) as f:
+        data = json.load(f)
+    main, elided = diff_classes(data)
+    want = {"slow_function": "improvement", "fast_function": "regression", "new_function": "new"}
+    assert all(main.get(k) == v for k, v in want.items()), "classes %s" % main
+    assert "medium_function" not in main, "medium_function is in the current tree"
+    assert elided.get("medium_function") == "elided" and elided.get("slow_function") == "matched", elided
+    # difffolded.pl lines: stack baseline current
+    rows = [l.rsplit(" ", 2) for l in open(fold).read().splitlines()]
+    medium = [r for r in rows if "medium_function" in r[0]]
+    new = [r for r in rows if "new_function" in r[0]]
+    assert medium and all(int(r[2]) == 0 and int(r[1]) > 0 for r in medium), medium[:2]
+    assert new and all(int(r[1]) == 0 and int(r[2]) > 0 for r in new), new[:2]
+    # an empty side: everything new / everything elided
+    empty = os.path.join(TMP, "empty.tbp")
+    r = tb.run(["-q", "--mode", "exception", "-o", empty, "--", "/usr/bin/python3.11", "-c", "pass"])
+    assert r.returncode == 0, r.stderr
+    for a, b, cls in ((empty, caps["current"], "new"), (caps["baseline"], empty, None)):
+        r = tb.run(["diff", a, b, "-q", "-o", out])
+        assert r.returncode == 0, r.stderr
+        with open(out) as f:
+            data = json.load(f)
+        m, e = diff_classes(data)
+        if cls:
+            assert m and all(v == "new" for v in m.values()), m
+        else:
+            assert not m and e and all(v == "elided" for v in e.values()), (m, e)
+    bad = tb.run(["diff", caps["baseline"], "/etc/hostname", "-o", out])
+    one_line_error(bad, "hostname")
+    return "slow improvement, fast regression, new new, medium elided; empty sides ok"
+
+
 def test_interval():
     d = tempfile.mkdtemp(prefix="tb-interval-", dir=TMP)
     r = tb.run(["-q", "--interval", "1", "-d", "3.5", "-r", "199", "-o", os.path.join(d, "p.json"),
@@ -539,7 +598,7 @@ def main():
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn, pys)
-    for fn in (test_subprocesses, test_interval, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
+    for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output):
         if only and only not in fn.__name__:
             continue
