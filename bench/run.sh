@@ -32,7 +32,7 @@
 #   FLOOR_RATES=10000        section 2: rates also run with --bench-floor (the
 #                            cost of the perf interrupts alone; "" = none)
 #   NPROCS=20 MULTI_SECS=5 MULTI_HZ=1000      section 4
-#   SECTIONS="walk overhead multi"            which sections to run
+#   SECTIONS="walk overhead multi wall"       which sections to run
 #   TB=path                  measure another binary (no build)
 #   OUT=bench/results-latest.md
 set -euo pipefail
@@ -58,7 +58,7 @@ SCALE=${SCALE:-1.0}
 NPROCS=${NPROCS:-20}
 MULTI_SECS=${MULTI_SECS:-5}
 MULTI_HZ=${MULTI_HZ:-1000}
-SECTIONS=${SECTIONS:-walk overhead multi}
+SECTIONS=${SECTIONS:-walk overhead multi wall}
 OUT=${OUT:-bench/results-latest.md}
 POLL=0.2
 HPY=/usr/bin/python3
@@ -290,6 +290,60 @@ if want multi; then
 	"$HPY" "$ROOT/bench/stats.py" multi "$RAW" "$NPROCS" "$TMP/multi.json"
 fi
 
+
+# ---------------------------------------------------------------- section 5
+# Wall mode: a sched_switch program records every profiled switch-out. Paired
+# slowdown of a thread-heavy program, switch-outs per second handled, and the
+# program's cost per switch (all switches on the host, profiled or not).
+if want wall; then
+	log "section 5: wall mode on bench/thread_switch.py, PAIRS=$PAIRS"
+	ratios=()
+	for pair in $(seq "$PAIRS"); do
+		b=$(prio "$PY" "$ROOT/bench/thread_switch.py" "$SCALE" | awk '{print $2}')
+		w=$(prio "$TB" -q --mode wall -r 99 -o "$TMP/wall.json" -- "$PY" "$ROOT/bench/thread_switch.py" "$SCALE" | awk '{print $2}')
+		ratios+=("$("$HPY" -c "print($w / $b)")")
+		log "    pair $pair: $w s / $b s"
+	done
+	old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	"$TB" --mode wall -r 99 -o "$TMP/wall2.json" -- "$PY" "$ROOT/bench/thread_switch.py" \
+		"$("$HPY" -c "print(4 * $SCALE)")" >/dev/null 2>"$TMP/wall.err" &
+	wpid=$!
+	switch_stats() {
+		bpftool prog show --json 2>/dev/null | "$HPY" -c '
+import json, sys
+progs = [p for p in json.load(sys.stdin) if p.get("name") == "tb_switch"]
+p = max(progs, key=lambda p: p["id"]) if progs else {}
+print(p.get("run_time_ns", 0), p.get("run_cnt", 0))'
+	}
+	sleep 1
+	read -r rt0 cnt0 <<<"$(switch_stats)"
+	sleep 1
+	read -r rt1 cnt1 <<<"$(switch_stats)"
+	sw="$((rt1 - rt0)) $((cnt1 - cnt0))"
+	wait "$wpid" || true
+	sysctl -qw kernel.bpf_stats_enabled="$old_stats"
+	"$HPY" - "$TMP/wall.json" "$sw" "${ratios[@]}" >"$TMP/wall.md" <<'PYEOF'
+import json, statistics, sys
+meta = json.load(open(sys.argv[1]))["meta"]
+rt, cnt = (int(x) for x in sys.argv[2].split())
+ratios = sorted(float(x) for x in sys.argv[3:])
+records = meta["samples"] + meta.get("off_cpu_samples", 0)
+print("\n## 5. Wall mode (`--mode wall`)\n")
+print("`bench/thread_switch.py`: 8 threads alternating ~0.1 ms of Python with `time.sleep(0.0002)`; "
+      "paired runs without / with `tachyon-bpf --mode wall -r 99`. The sched_switch program runs on every "
+      "switch of the host; for tasks that are not profiled it stops after two hash lookups.\n")
+print("| pairs | median slowdown | spread | sched_switch runs/s (all tasks) | ns per switch (all tasks) | off-CPU stacks recorded | lost |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
+med = statistics.median(ratios) - 1 if ratios else 0
+dur = 1.0
+print("| %d | %+.1f%% | %+.1f%% .. %+.1f%% | %s | %s | %d | %d |" % (
+    len(ratios), 100 * med, 100 * (ratios[0] - 1) if ratios else 0, 100 * (ratios[-1] - 1) if ratios else 0,
+    "{:,}".format(int(cnt / dur)) if cnt else "n/a", "{:,}".format(rt // cnt) if cnt else "n/a",
+    meta.get("samples", 0), meta.get("lost", 0)))
+PYEOF
+fi
+
 # ---------------------------------------------------------------- report
 alt_desc=$PY_ALT
 [[ $PY_ALT != none ]] && alt_desc="$PY_ALT ($("$PY_ALT" -c 'import platform; print(platform.python_version())'))"
@@ -321,6 +375,7 @@ alt_desc=$PY_ALT
 	echo "KNOBS=REPS=$REPS SECS=$SECS DEPTHS=\"$DEPTHS\" PAIRS=$PAIRS RATES=\"$RATES\" FLOOR_RATES=\"$FLOOR_RATES\" SCALE=$SCALE NPROCS=$NPROCS PY_ALT=$alt_desc"
 } >"$TMP/header.env"
 "$HPY" "$ROOT/bench/stats.py" render "$RAW" "$TMP/header.env" >"$TMP/results.md"
+[[ -f $TMP/wall.md ]] && cat "$TMP/wall.md" >>"$TMP/results.md"
 cp "$TMP/results.md" "$OUT"
 cat "$TMP/results.md"
 log "wrote $OUT"

@@ -263,7 +263,7 @@ static int sort_pids(struct rd *r, const struct tb_profile *p)
 
 static int read_threads(struct rd *r, struct tb_profile *p)
 {
-	uint32_t n = get_count(r, 80, "thread");
+	uint32_t n = get_count(r, 88, "thread");
 
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
 		uint32_t pid = (uint32_t)get(r, 4, "thread");
@@ -280,6 +280,7 @@ static int read_threads(struct rd *r, struct tb_profile *p)
 				    i, pid);
 		idx = tb_profile_add_thread(p, pid, tid, ns_tid, r->strs[name]);
 		t = &p->threads[idx]; /* after the call: it may move the array */
+		t->ident = get(r, 8, "thread");
 		t->samples = get(r, 8, "thread");
 		t->python_samples = get(r, 8, "thread");
 		t->on_cpu = get(r, 8, "thread");

@@ -130,6 +130,9 @@ static void build_profile(struct tb_profile *p)
 	}
 	p->lost = 17;
 	p->malformed = 1;
+	p->threads[0].ident = 0x7f0012345700ull;
+	p->threads[1].gil_held = 3;
+	p->threads[1].exception = 1;
 }
 
 static char *render(int (*w)(const struct tb_profile *, FILE *), const struct tb_profile *p,
@@ -211,6 +214,17 @@ static void test_round_trip(void **state)
 	assert_int_equal(q.threads[1].ns_tid, 1002);
 	assert_int_equal(q.sym.codes[3].resolved, 0);
 	assert_int_equal(q.sym.codes[1].linetable_len, sizeof(LT311));
+	for (uint32_t i = 0; i < p.nthreads; i++) {
+		const struct tb_tinfo *a = &p.threads[i], *c = &q.threads[i];
+
+		assert_true(a->pid == c->pid && a->tid == c->tid && a->ns_tid == c->ns_tid &&
+			    a->ident == c->ident && a->samples == c->samples &&
+			    a->python_samples == c->python_samples && a->on_cpu == c->on_cpu &&
+			    a->off_cpu == c->off_cpu && a->gil_held == c->gil_held &&
+			    a->gil_wait == c->gil_wait && a->gc == c->gc && a->exception == c->exception);
+		assert_string_equal(tb_str(&q.strs, c->name), tb_str(&p.strs, a->name));
+	}
+	assert_int_equal(q.threads[0].ident, 0x7f0012345700ull);
 	for (uint32_t i = 0; i < p.nstacks; i++) {
 		const struct tb_sframe *fp = tb_stack_frames(&p, &p.stacks[i]);
 		const struct tb_sframe *fq = tb_stack_frames(&q, &q.stacks[i]);
@@ -274,6 +288,7 @@ static int read_and_render(const void *d, size_t n)
 	assert_int_equal(tb_write_tree_json(&q, null), 0);
 	assert_int_equal(tb_write_speedscope(&q, null), 0);
 	assert_int_equal(tb_write_pprof(&q, null), 0);
+	assert_int_equal(tb_write_heatmap_json(&q, null), 0);
 	assert_int_equal(tb_write_capture(&q, null), 0);
 	fclose(null);
 	tb_profile_free(&q);
@@ -464,7 +479,7 @@ static void w_thread(struct pw *w, uint32_t pid, uint32_t name)
 	w_le(w, 1, 4);
 	w_le(w, 1, 4);
 	w_le(w, name, 4);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		w_le(w, 1, 8);
 }
 

@@ -1,0 +1,70 @@
+/* fuzz_capture.c: libFuzzer harness for the capture reader.  An input that
+ * starts with the capture magic is read as a whole file; any other input is
+ * taken as a decompressed payload and wrapped in a valid header and zlib
+ * stream first, so that mutations reach the payload parser instead of
+ * stopping at the zlib checksum.  Every profile that reads is rendered by
+ * every writer.  Build and run: tests/fuzz/run.sh. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "capture.h"
+#include "output.h"
+
+static void put_le(unsigned char *d, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		d[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* header + compress(payload), or NULL */
+static unsigned char *wrap(const uint8_t *pay, size_t n, size_t *len)
+{
+	uLongf zlen = compressBound(n);
+	unsigned char *b = malloc(TB_CAP_HEADER_SIZE + zlen);
+
+	if (!b || compress2(b + TB_CAP_HEADER_SIZE, &zlen, pay, n, 1) != Z_OK) {
+		free(b);
+		return NULL;
+	}
+	memcpy(b, TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
+	put_le(b + 8, TB_CAP_VERSION, 2);
+	put_le(b + 10, TB_CAP_FLAG_ZLIB, 2);
+	put_le(b + 12, 0, 4);
+	put_le(b + 16, n, 8);
+	put_le(b + 24, zlen, 8);
+	*len = TB_CAP_HEADER_SIZE + zlen;
+	return b;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static FILE *null;
+	struct tb_profile p;
+	char err[512];
+	unsigned char *file = NULL;
+	size_t len = size;
+
+	if (!null)
+		null = fopen("/dev/null", "w");
+	if (!(size >= TB_CAP_MAGIC_LEN && memcmp(data, TB_CAP_MAGIC, TB_CAP_MAGIC_LEN) == 0)) {
+		file = wrap(data, size, &len);
+		if (!file)
+			return 0;
+	}
+	if (tb_read_capture_mem(file ? file : data, len, &p, err, sizeof(err)) == 0) {
+		tb_write_folded(&p, null);
+		tb_write_tree_json(&p, null);
+		tb_write_speedscope(&p, null);
+		tb_write_pprof(&p, null);
+		tb_write_html(&p, null);
+		tb_write_heatmap_json(&p, null);
+		tb_write_capture(&p, null);
+		tb_profile_free(&p);
+	} else if (!err[0] || strchr(err, '\n')) {
+		abort(); /* errors are one sentence */
+	}
+	free(file);
+	return 0;
+}
