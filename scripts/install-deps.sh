@@ -6,7 +6,8 @@ set -euo pipefail
 what=${1:-build}
 pkgs=(make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config python3 util-linux)
 if [ "$what" = test ]; then
-	pkgs+=(libcmocka-dev chromium nodejs npm dpkg-dev ca-certificates valgrind)
+	pkgs+=(libcmocka-dev chromium nodejs npm dpkg-dev ca-certificates valgrind protobuf-compiler
+	       libclang-rt-14-dev tmux)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

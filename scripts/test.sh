@@ -51,42 +51,37 @@ suite linetable-vs-cpython bash tests/linetable/run.sh
 suite layout-vs-headers bash tests/layout/check_headers.sh
 suite opcodes-vs-dis bash tests/opcodes/check.sh
 
-# integration: real BPF, real Python processes
-echo "== running integration"
-/usr/bin/python3 tests/integration/run.py 2>&1 | tee "$log_dir/integration.log"
-rc=${PIPESTATUS[0]}
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/integration.log" | tail -1)
-tally integration "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
-
-# browser: synthetic pages (incl. 100,000 nodes), then pages of real captures
-browser() { # name args...
+# scripts that end with "N passed, N failed"
+counted() { # name command...
 	local name=$1 rc line
 	shift
 	echo "== running $name"
-	bash tests/browser/run.sh "$@" 2>&1 | tee "$log_dir/$name.log"
+	"$@" 2>&1 | tee "$log_dir/$name.log"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/$name.log" | tail -1)
 	line=${line:-0 passed, 0 failed}
 	tally "$name" "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
 }
+
+# integration: real BPF, real Python processes
+counted integration /usr/bin/python3 tests/integration/run.py
+counted exports /usr/bin/python3 tests/integration/test_exports.py
+suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
+
+# browser: synthetic pages (incl. 100,000 nodes), then pages of real captures
 pages="$log_dir/pages"
 mkdir -p "$pages"
 ./tachyon-bpf -q -r 499 -o "$pages/threads.html" -o "$pages/threads.json" -- \
 	/usr/bin/python3.11 tests/workloads/threads.py 2 >/dev/null
 ./tachyon-bpf -q -r 499 -o "$pages/hostile.html" -o "$pages/hostile.json" -- \
 	/usr/bin/python3.11 tests/workloads/hostile.py 2
-browser browser-synthetic
-browser browser-real "$pages/threads.html" "$pages/threads.json" alpha_work \
+counted browser-synthetic bash tests/browser/run.sh
+counted browser-real bash tests/browser/run.sh "$pages/threads.html" "$pages/threads.json" alpha_work \
 	"$pages/hostile.html" "$pages/hostile.json"
 if [ -f tests/heatmap/run.sh ]; then
 	./tachyon-bpf -q -r 999 -o "$pages/heat.heatmap.html" -o "$pages/heat.heatmap.json" -- \
 		/usr/bin/python3.11 tests/workloads/opcodes.py 1.5
-	echo "== running heatmap"
-	bash tests/heatmap/run.sh "$pages/heat.heatmap.html" "$pages/heat.heatmap.json" 2>&1 | tee "$log_dir/heatmap.log"
-	rc=${PIPESTATUS[0]}
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/heatmap.log" | tail -1)
-	line=${line:-0 passed, 0 failed}
-	tally heatmap "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
+	counted heatmap bash tests/heatmap/run.sh "$pages/heat.heatmap.html" "$pages/heat.heatmap.json"
 fi
 
 echo
