@@ -47,6 +47,8 @@ static __always_inline int in_scope(void)
 #define SHIM_SLACK 64
 /* Frames walked in the inline loop before bpf_loop takes over. */
 #define INLINE_FRAMES 160
+/* Entries of the per-walk code-object cache (power of two). */
+#define CODE_CACHE 16
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -105,6 +107,14 @@ struct scratch {
 	__u8 gbuf[64];
 	__u8 fbuf[TB_FRAME_BUF + 8];
 	__u8 cbuf[TB_CODE_BUF + 8];
+	/* Code objects already read during this walk. A code object on the
+	 * live frame chain is referenced by its frame, so within one walk its
+	 * address cannot be reused: a hit is as good as a read. */
+	struct {
+		__u64 addr;
+		__u64 bytecode;   /* 3.10: co_code (PyBytesObject *) */
+		__u16 id;
+	} ccache[CODE_CACHE];
 };
 
 struct {
@@ -266,8 +276,8 @@ static __always_inline long visit_frame(struct scratch *s)
 {
 	struct tb_py_offsets *off = &s->off;
 	__u64 frame = s->frame, code, instr;
-	__u32 firstlineno, argcount, version = 0;
 	struct tb_frame *out;
+	typeof(&s->ccache[0]) cached;
 	__s64 offset;
 	__u8 opcode = 0, fflags = 0;
 
@@ -290,25 +300,37 @@ static __always_inline long visit_frame(struct scratch *s)
 		return 1;
 	}
 	code = buf_u64(s->fbuf, off->frame_code) & ~(__u64)off->code_tag_mask;
-	if (!code || (!bench_walk && bpf_probe_read_user(s->cbuf, off->code_read_size & (TB_CODE_BUF - 1),
-							 (void *)code))) {
+	if (!code) {
 		s->flags |= TB_F_READ_ERROR;
 		return 1;
 	}
-	if (!bench_walk && s->pycode_type && buf_u64(s->cbuf, off->object_type) != s->pycode_type) {
-		s->flags |= TB_F_BAD_FRAME;
-		return 1;
+	cached = &s->ccache[(code >> 4) & (CODE_CACHE - 1)];
+	if (cached->addr != code) {
+		__u32 firstlineno, argcount, version = 0;
+
+		if (!bench_walk && bpf_probe_read_user(s->cbuf, off->code_read_size & (TB_CODE_BUF - 1),
+						       (void *)code)) {
+			s->flags |= TB_F_READ_ERROR;
+			return 1;
+		}
+		if (!bench_walk && s->pycode_type && buf_u64(s->cbuf, off->object_type) != s->pycode_type) {
+			s->flags |= TB_F_BAD_FRAME;
+			return 1;
+		}
+		firstlineno = buf_u32(s->cbuf, off->code_firstlineno);
+		argcount = buf_u32(s->cbuf, off->code_argcount);
+		if (off->code_version != TB_NO_OFFSET)
+			version = buf_u32(s->cbuf, off->code_version);
+		cached->addr = code;
+		cached->id = tb_code_id(firstlineno, argcount, version);
+		cached->bytecode = off->frame_kind == TB_FRAME_OBJECT ? buf_u64(s->cbuf, off->code_adaptive) : 0;
 	}
-	firstlineno = buf_u32(s->cbuf, off->code_firstlineno);
-	argcount = buf_u32(s->cbuf, off->code_argcount);
-	if (off->code_version != TB_NO_OFFSET)
-		version = buf_u32(s->cbuf, off->code_version);
 
 	if (off->frame_kind == TB_FRAME_OBJECT) {
 		__s32 lasti = (__s32)buf_u32(s->fbuf, off->frame_instr);
 
 		offset = lasti < 0 ? -2 : (__s64)lasti * 2;
-		instr = buf_u64(s->cbuf, off->code_adaptive) + off->bytes_sval + offset;
+		instr = cached->bytecode + off->bytes_sval + offset;
 	} else {
 		instr = buf_u64(s->fbuf, off->frame_instr);
 		offset = (__s64)(instr - (code + off->code_adaptive));
@@ -326,7 +348,7 @@ static __always_inline long visit_frame(struct scratch *s)
 	out = &s->sample.frames[s->depth & (TB_MAX_FRAMES - 1)];
 	out->code = code;
 	out->offset = (__s32)offset;
-	out->code_id = tb_code_id(firstlineno, argcount, version);
+	out->code_id = cached->id;
 	out->opcode = opcode;
 	out->flags = fflags;
 	s->depth++;
@@ -346,6 +368,9 @@ static __always_inline void walk_frames(struct scratch *s)
 {
 	struct loop_ctx ctx = { s };
 	__u32 limit = max_depth + SHIM_SLACK, i;
+
+	for (i = 0; i < CODE_CACHE; i++)
+		s->ccache[i].addr = 0;
 
 	for (i = 0; i < INLINE_FRAMES && i < limit; i++)
 		if (visit_frame(s))

@@ -13,7 +13,7 @@
 #include "elfsym.h"
 #include "procmem.h"
 
-#define MAX_CANDIDATES 16
+#define MAX_CANDIDATES 64
 
 struct mapping {
 	uint64_t start, end, offset;
@@ -61,6 +61,15 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* python3.11, libpython3.12.so.1.0, python3.14t; not extension modules
+ * (_json.cpython-312-x86_64-linux-gnu.so), which are many and never hold
+ * the runtime. */
+static int looks_like_python(const char *base)
+{
+	return (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0) &&
+	       !strstr(base, ".cpython-");
+}
+
 /* The first mapping (offset 0) of each file whose name looks like python,
  * and the main executable's, in map order. */
 static int read_candidates(pid_t pid, struct mapping *out, int max, int *exists)
@@ -87,7 +96,7 @@ static int read_candidates(pid_t pid, struct mapping *out, int max, int *exists)
 			continue;
 		/* The executable is the first file mapping; take it in case python
 		 * is embedded under another name. */
-		if (strstr(base_name(m.path), "python") || first) {
+		if (looks_like_python(base_name(m.path)) || first) {
 			int dup = 0;
 
 			for (int i = 0; i < n; i++)

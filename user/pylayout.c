@@ -36,6 +36,8 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = 368, .runtime_gil_holder = 360,
 		.interp_ceval_gil = NO, .gil_locked = NO, .gil_holder = NO,
 		.tstate_native_thread_id = NO, .interp_gc_collecting = 816,
+		.interp_modules = 856, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
+		.heaptype_cached_keys = 872,
 		.tstate_interp = 16, .tstate_exc_info = 144, .stackitem_exc_value = 8,
 	},
 	{ /* 3.11: _PyInterpreterFrame via tstate->cframe->current_frame, no shims */
@@ -59,6 +61,8 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = 376, .runtime_gil_holder = 368,
 		.interp_ceval_gil = NO, .gil_locked = NO, .gil_holder = NO,
 		.tstate_native_thread_id = 160, .interp_gc_collecting = 848,
+		.interp_modules = 888, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
+		.heaptype_cached_keys = 872,
 		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
 	},
 	{ /* 3.12: cframe->current_frame @0, C-stack entry frames owner == 3 */
@@ -82,6 +86,8 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 384, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 144, .interp_gc_collecting = 312,
+		.interp_modules = 944, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
+		.heaptype_cached_keys = 880,
 		.tstate_interp = 16, .tstate_exc_info = 104, .stackitem_exc_value = 0,
 	},
 	{ /* 3.13 (fallback; prefer the debug offsets): tstate->current_frame */
@@ -105,6 +111,8 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 160, .interp_gc_collecting = 7400 + 200,
+		.interp_modules = 7656, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
+		.heaptype_cached_keys = 880,
 		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
 	},
 	{ /* 3.14 (fallback): _PyStackRef f_executable, owner >= 3 (INTERPRETER; CSTACK = 4) */
@@ -128,6 +136,8 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 160, .interp_gc_collecting = 7408 + 192,
+		.interp_modules = 7688, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
+		.heaptype_cached_keys = 880,
 		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
 	},
 	{ /* 3.15 (fallback): owner >= 3 (INTERPRETER; CSTACK removed), base_frame sentinel */
@@ -151,6 +161,8 @@ static const struct tb_layout builtin[] = {
 		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
 		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
 		.tstate_native_thread_id = 184, .interp_gc_collecting = 7400 + 112,
+		.interp_modules = 7592, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
+		.heaptype_cached_keys = 888,
 		.tstate_interp = 16, .tstate_exc_info = 144, .stackitem_exc_value = 0,
 	},
 };
@@ -201,6 +213,8 @@ struct dbg_pos {
 	uint16_t unicode_size, unicode_state, unicode_length, unicode_ascii_size,
 		 unicode_compact_size;
 	uint16_t gc_size, gc_collecting;
+	uint16_t interp_imports_modules, type_size, type_flags; /* thread names (pythreads.c) */
+	uint16_t type_basicsize, type_dictoffset, heaptype_size, heaptype_cached_keys; /* 3.15+ */
 };
 
 static const struct dbg_pos dbg_positions[] = {
@@ -222,6 +236,7 @@ static const struct dbg_pos dbg_positions[] = {
 		.unicode_size = 536, .unicode_state = 544, .unicode_length = 552,
 		.unicode_ascii_size = 560, .unicode_compact_size = 0,
 		.gc_size = 568, .gc_collecting = 576,
+		.interp_imports_modules = 88, .type_size = 368, .type_flags = 392,
 	},
 	{
 		.minor = 14, .total = 760,
@@ -241,6 +256,7 @@ static const struct dbg_pos dbg_positions[] = {
 		.unicode_size = 616, .unicode_state = 624, .unicode_length = 632,
 		.unicode_ascii_size = 640, .unicode_compact_size = 0,
 		.gc_size = 648, .gc_collecting = 656,
+		.interp_imports_modules = 96, .type_size = 416, .type_flags = 440,
 	},
 	{
 		.minor = 15, .total = 888,
@@ -260,6 +276,8 @@ static const struct dbg_pos dbg_positions[] = {
 		.unicode_size = 712, .unicode_state = 720, .unicode_length = 728,
 		.unicode_ascii_size = 736, .unicode_compact_size = 744,
 		.gc_size = 752, .gc_collecting = 760,
+		.interp_imports_modules = 96, .type_size = 480, .type_flags = 504,
+		.type_basicsize = 512, .type_dictoffset = 520, .heaptype_size = 528, .heaptype_cached_keys = 536,
 	},
 };
 
@@ -270,15 +288,20 @@ struct dbg_knowledge {
 	uint8_t owner_skip_min, owner_cstack, code_tag_mask;
 	uint16_t code_flags, code_version; /* default build; +16 in free-threaded builds */
 	int free_threaded_ok;              /* 3.14t/3.15t: per-thread bytecode, not walked yet */
+	/* default build, when the debug offsets do not list them (before 3.15) */
+	uint16_t type_basicsize, type_dictoffset, heaptype_cached_keys;
 };
 
 static const struct dbg_knowledge dbg_knowledge[] = {
 	{ .minor = 13, .tstate_exc_info = 120, .owner_skip_min = 3, .owner_cstack = 3, .code_tag_mask = 0,
-	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 1 },
+	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 1,
+	  .type_basicsize = 32, .type_dictoffset = 288, .heaptype_cached_keys = 880 },
 	{ .minor = 14, .tstate_exc_info = 120, .owner_skip_min = 3, .owner_cstack = 4, .code_tag_mask = 3,
-	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0 },
+	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0,
+	  .type_basicsize = 32, .type_dictoffset = 288, .heaptype_cached_keys = 880 },
 	{ .minor = 15, .tstate_exc_info = 144, .owner_skip_min = 3, .owner_cstack = NO8, .code_tag_mask = 3,
-	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0 },
+	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0,
+	  .type_basicsize = 32, .type_dictoffset = 288, .heaptype_cached_keys = 888 },
 };
 
 static const struct dbg_pos *dbg_pos_for(unsigned minor)
@@ -377,6 +400,49 @@ static uint16_t rd_off(struct dbg_reader *r, uint16_t pos, const char *name, uns
 #define MAX_OBJ_SIZE      4096u     /* frame, code, object, bytes, str headers */
 #define MAX_GC_SIZE       65535u
 #define MAX_GIL_STRUCT    4096u     /* struct _gil_runtime_state */
+
+/* An optional field (thread names): a width-aligned field inside a struct of struct_size
+ * bytes, at least at min. TB_NO_OFFSET when absent (pos 0), zero or out of range: a bad
+ * value disables thread names only, it does not reject the layout. */
+static uint16_t opt_off(const unsigned char *buf, uint16_t pos, uint64_t struct_size, unsigned width,
+			uint64_t min)
+{
+	uint64_t v;
+
+	if (!pos)
+		return NO;
+	v = get_u64(buf, pos);
+	if (v == 0 || v < min || v % width || v + width > struct_size || v + width > NO)
+		return NO;
+	return (uint16_t)v;
+}
+
+/* sys.modules and the type fields that locate instance attributes. 3.13/3.14 list
+ * neither tp_basicsize/tp_dictoffset nor ht_cached_keys: default-build values then. */
+static void thread_name_fields(struct tb_layout *l, const unsigned char *buf, const struct dbg_pos *p,
+			       const struct dbg_knowledge *k, uint64_t interp_size)
+{
+	uint64_t type_size = get_u64(buf, p->type_size);
+	uint64_t heap_size = p->heaptype_size ? get_u64(buf, p->heaptype_size) : 0;
+
+	if (type_size > MAX_OBJ_SIZE)
+		type_size = 0;
+	if (heap_size > MAX_OBJ_SIZE)
+		heap_size = 0;
+	l->interp_modules = opt_off(buf, p->interp_imports_modules, interp_size, 8, 0);
+	l->type_flags = opt_off(buf, p->type_flags, type_size, 8, 0);
+	l->type_basicsize = l->type_dictoffset = l->heaptype_cached_keys = NO;
+	if (p->type_basicsize) {
+		l->type_basicsize = opt_off(buf, p->type_basicsize, type_size, 8, 0);
+		l->type_dictoffset = opt_off(buf, p->type_dictoffset, type_size, 8, 0);
+		/* ht_cached_keys follows the PyTypeObject that a heap type starts with */
+		l->heaptype_cached_keys = opt_off(buf, p->heaptype_cached_keys, heap_size, 8, type_size);
+	} else if (!l->free_threaded) {
+		l->type_basicsize = k->type_basicsize;
+		l->type_dictoffset = k->type_dictoffset;
+		l->heaptype_cached_keys = k->heaptype_cached_keys;
+	}
+}
 
 int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb_layout *out,
 				 char *err, size_t errlen)
@@ -571,6 +637,7 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	l.stackitem_exc_value = 0;
 	if (r.failed)
 		return -1;
+	thread_name_fields(&l, buf, p, k, interp_size);
 	*out = l;
 	return 0;
 }

@@ -31,6 +31,10 @@ struct tb_layout {
 	uint16_t tstate_native_thread_id;                  /* TB_NO_OFFSET on 3.10 */
 	uint16_t tstate_interp, tstate_exc_info, stackitem_exc_value; /* exception being handled */
 	uint16_t interp_gc_collecting;                     /* absolute offset in PyInterpreterState of gc.collecting, or TB_NO_OFFSET */
+	/* Python thread names (pythreads.c); TB_NO_OFFSET when unknown: */
+	uint16_t interp_modules;        /* PyInterpreterState -> sys.modules (3.10/3.11 modules, 3.12+ imports.modules) */
+	uint16_t type_flags, type_basicsize, type_dictoffset; /* PyTypeObject tp_flags, tp_basicsize, tp_dictoffset */
+	uint16_t heaptype_cached_keys;  /* PyHeapTypeObject -> ht_cached_keys (keys shared by instances) */
 };
 
 /* Built-in tables for 3.10, 3.11, 3.12 (and 3.13/3.14/3.15 default builds as a

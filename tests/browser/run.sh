@@ -5,6 +5,9 @@
 #                                                 3 threads) and a 100,000-node one (--perf)
 #   tests/browser/run.sh PAGE.html PROFILE.json [FUNCTION] [PAGE2.html PROFILE2.json [FUNCTION2] ...]
 #   TB_PAGE=x.html TB_JSON=x.json [TB_FUNC=name] tests/browser/run.sh
+#   tests/browser/run.sh --diff PAGE.html DIFF.json [--label L] [--expect CASE] [--diff PAGE2.html DIFF2.json ...]
+#                                                 differential pages (`tachyon-bpf diff ... -o x.html -o x.json`)
+#                                                 with diff.test.mjs; tests/browser/diff.sh makes real ones
 #
 # A page may be one written by `tachyon-bpf -o x.html` (with the tree JSON from `-o x.json`
 # of the same capture) or built by make_page.py. Screenshots and the exported SVG go to
@@ -39,10 +42,11 @@ fi
 
 rc=0
 total_pass=0 total_fail=0
-run_one() { # node test args...; accumulates the "N passed, N failed" lines
-	local out
+run_one() { # [--script diff.test.mjs] test args...; accumulates the "N passed, N failed" lines
+	local out script=flamegraph.test.mjs
+	if [ "${1:-}" = --script ]; then script=$2; shift 2; fi
 	out=$(mktemp)
-	node "$here/flamegraph.test.mjs" "$@" | tee "$out" || true
+	node "$here/$script" "$@" | tee "$out" || true
 	local last
 	last=$(tail -n 1 "$out")
 	rm -f "$out"
@@ -56,7 +60,19 @@ run_one() { # node test args...; accumulates the "N passed, N failed" lines
 	fi
 }
 
-if [ ${#args[@]} -eq 0 ]; then
+if [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = --diff ]; then
+	# groups: --diff PAGE JSON [options for diff.test.mjs ...]
+	i=0
+	while [ $i -lt ${#args[@]} ]; do
+		[ "${args[$i]}" = --diff ] || { echo "run.sh: expected --diff, got ${args[$i]}" >&2; exit 2; }
+		page=${args[$((i + 1))]:-} json=${args[$((i + 2))]:-}
+		[ -n "$page" ] && [ -n "$json" ] || { echo "run.sh: --diff needs PAGE.html DIFF.json" >&2; exit 2; }
+		i=$((i + 3))
+		opts=()
+		while [ $i -lt ${#args[@]} ] && [ "${args[$i]}" != --diff ]; do opts+=("${args[$i]}"); i=$((i + 1)); done
+		run_one --script diff.test.mjs "$page" "$json" "${opts[@]}"
+	done
+elif [ ${#args[@]} -eq 0 ]; then
 	gen="$here/out"
 	mkdir -p "$gen"
 	python3 "$here/gen_profile.py" realistic "$gen/realistic.json"

@@ -160,6 +160,26 @@ static void test_builtin_313_314_315(void **state)
 	assert_int_equal(c.interp_ceval_gil, 16);
 }
 
+/* Thread-name fields (measured from the 3.10.13, 3.11.7, 3.12.1, 3.13.0, 3.14.10, 3.15.2 headers). */
+static void test_builtin_thread_names(void **state)
+{
+	(void)state;
+	static const struct { uint32_t hex; uint16_t modules, cached_keys; } want[] = {
+		{ 0x030a0df0, 856, 872 }, { 0x030b07f0, 888, 872 }, { 0x030c01f0, 944, 880 },
+		{ 0x030d00f0, 7656, 880 }, { 0x030e0af0, 7688, 880 }, { 0x030f02f0, 7592, 888 },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct tb_layout l = builtin(want[i].hex);
+
+		assert_int_equal(l.interp_modules, want[i].modules);
+		assert_int_equal(l.heaptype_cached_keys, want[i].cached_keys);
+		assert_int_equal(l.type_flags, 168);
+		assert_int_equal(l.type_basicsize, 32);
+		assert_int_equal(l.type_dictoffset, 288);
+	}
+}
+
 static void test_builtin_unsupported(void **state)
 {
 	(void)state;
@@ -246,6 +266,12 @@ static const struct row rows[] = {
 	{ "gc.size",                            { 568, 648, 752 }, { 240, 264, 176 }, 248 },
 	{ "gc.collecting",                      { 576, 656, 760 }, { 200, 192, 112 }, 200 },
 	{ "debugger_support.debugger_script_path_size", { 0, 752, 880 }, { 0, 512, 512 }, 0 },
+	{ "interpreter_state.imports_modules",  {  88,  96,  96 }, { 7656, 7688, 7592 }, 7664 },
+	{ "type_object.tp_flags",               { 392, 440, 504 }, { 168, 168, 168 }, 184 },
+	{ "type_object.tp_basicsize",           {   0,   0, 512 }, { 0, 0, 32 }, 0 },
+	{ "type_object.tp_dictoffset",          {   0,   0, 520 }, { 0, 0, 288 }, 0 },
+	{ "heap_type_object.size",              {   0,   0, 528 }, { 0, 0, 944 }, 0 },
+	{ "heap_type_object.ht_cached_keys",    {   0,   0, 536 }, { 0, 0, 888 }, 0 },
 };
 
 static const size_t total[3] = { 584, 760, 888 };
@@ -345,6 +371,8 @@ static void test_debug_equals_builtin(void **state)
 		EQ(unicode_kind_shift); EQ(unicode_compact_bit); EQ(unicode_ascii_bit);
 		EQ(runtime_gil_locked); EQ(runtime_gil_holder); EQ(interp_ceval_gil);
 		EQ(gil_locked); EQ(gil_holder); EQ(tstate_native_thread_id); EQ(interp_gc_collecting);
+		EQ(interp_modules); EQ(type_flags); EQ(type_basicsize); EQ(type_dictoffset);
+		EQ(heaptype_cached_keys);
 #undef EQ
 		assert_memory_equal(&d.bpf, &b.bpf, sizeof(d.bpf));
 	}
@@ -381,6 +409,18 @@ static void test_debug_values(void **state)
 	assert_int_equal(l.bpf.frame_owner, 74);
 	assert_int_equal(l.bpf.owner_cstack, 4);
 	assert_int_equal(l.interp_gc_collecting, 7408 + 192);
+
+	/* a bad thread-name field only disables that field */
+	build(15, 0);
+	set(15, "interpreter_state.imports_modules", 0xffffffffull);
+	set(15, "heap_type_object.ht_cached_keys", 100); /* inside the embedded PyTypeObject */
+	set(15, "type_object.tp_dictoffset", 289);
+	l = parse_ok(888);
+	assert_int_equal(l.interp_modules, NO);
+	assert_int_equal(l.heaptype_cached_keys, NO);
+	assert_int_equal(l.type_dictoffset, NO);
+	assert_int_equal(l.type_basicsize, 32);
+	assert_int_equal(l.type_flags, 168);
 
 	/* a longer buffer than needed is fine */
 	build(13, 0);
@@ -419,6 +459,10 @@ static void test_debug_313t(void **state)
 	assert_int_equal(l.gil_holder, 16);
 	assert_int_equal(l.bpf.frame_owner, 70);
 	assert_int_equal(l.bpf.tstate_frame, 72);
+	assert_int_equal(l.interp_modules, 7664);
+	assert_int_equal(l.type_flags, 184);
+	assert_int_equal(l.type_basicsize, NO); /* not listed before 3.15, t value not measured */
+	assert_int_equal(l.heaptype_cached_keys, NO);
 
 	/* free_threaded flag that contradicts the object header */
 	build(13, 1);
@@ -568,6 +612,11 @@ static void test_debug_fuzz(void **state)
 		assert_true(l.unicode_ascii_data <= l.unicode_compact_data);
 		assert_true(l.bpf.object_type + 8u <= l.code_size);
 		assert_true(l.code_nunits + 8u <= l.code_adaptive);
+		assert_true(l.interp_modules == NO || l.interp_modules + 8u <= 250000u);
+		assert_true(l.type_flags == NO || l.type_flags + 8u <= 4096u);
+		assert_true(l.type_basicsize == NO || l.type_basicsize + 8u <= 4096u);
+		assert_true(l.type_dictoffset == NO || l.type_dictoffset + 8u <= 4096u);
+		assert_true(l.heaptype_cached_keys == NO || l.heaptype_cached_keys + 8u <= 4096u);
 	}
 }
 
@@ -601,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_311),
 		cmocka_unit_test(test_builtin_312),
 		cmocka_unit_test(test_builtin_313_314_315),
+		cmocka_unit_test(test_builtin_thread_names),
 		cmocka_unit_test(test_builtin_unsupported),
 		cmocka_unit_test(test_debug_offsets_size),
 		cmocka_unit_test(test_debug_equals_builtin),
