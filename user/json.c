@@ -225,6 +225,9 @@ void tb_json_threads(FILE *f, const struct tb_profile *p)
 		fprintf(f, "%s\"%u\":{\"pid\":%u,\"ns_tid\":%u,\"name\":", i ? "," : "", t->tid, t->pid,
 			t->ns_tid);
 		tb_json_str(f, tb_str(&p->strs, t->name));
+		fputs(",\"comm\":", f);
+		tb_json_str(f, tb_str(&p->strs, t->comm));
+		fprintf(f, ",\"ident\":%llu", (unsigned long long)t->ident);
 		fprintf(f, ",\"samples\":%llu,\"python_samples\":%llu,\"status\":{\"on_cpu\":%llu,"
 			"\"off_cpu\":%llu,\"gil_held\":%llu,\"gil_wait\":%llu,\"gc\":%llu,\"exception\":%llu}}",
 			(unsigned long long)t->samples, (unsigned long long)t->python_samples,

@@ -30,6 +30,8 @@ struct options {
 	enum tb_mode mode;
 	double duration, interval;
 	int all_python, quiet, opcodes, by_line;
+	int sort_key;
+	unsigned limit;
 	unsigned bench_walk;
 	double min_fraction;
 	const char *outputs[MAX_OUTPUTS];
@@ -56,6 +58,7 @@ static void usage(FILE *f)
 		"       tachyon-bpf render CAPTURE.tbp -o OUT...\n"
 		"       tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT...\n"
 		"       tachyon-bpf dump PID [--json]\n"
+		"       tachyon-bpf top [-p PID | --all-python | -- CMD] [-r HZ] [--opcodes] [--window S]\n"
 		"Samples the Python stacks of CPython 3.10-3.15 processes from a BPF program.\n\n"
 		"  -p, --pid PID[,PID...]   profile running processes\n"
 		"  -a, --all-python         profile every Python process running at start\n"
@@ -68,6 +71,9 @@ static void usage(FILE *f)
 		"                           named FILE-YYYYmmdd-HHMMSS.EXT\n"
 		"  -o, --output FILE        output by extension: .html .json .folded .speedscope.json\n"
 		"                           .pb.gz (pprof) .tbp (capture, see render) (repeatable)\n"
+		"                           .gecko.json (Firefox Profiler) .jsonl .txt (table)\n"
+		"      --sort own|total|name  order of the .txt table (default own)\n"
+		"      --limit N            rows of the .txt table (default 0: all)\n"
 		"      --max-depth N        deepest stack recorded (default 128, max 1024)\n"
 		"      --opcodes            read the executing opcode of every frame, not only the\n"
 		"                           innermost one (kept per node: which CALL form each caller runs)\n"
@@ -83,6 +89,7 @@ static void usage(FILE *f)
 		"      --ringbuf-mb N       ring buffer size in MiB (default 4)\n"
 		"      --top N              functions listed in the summary (default 10)\n"
 		"  -q, --quiet              no progress or summary on stderr\n"
+		"      --live               live terminal view: same as tachyon-bpf top ARGS\n"
 		"  -h, --help               this text\n");
 }
 
@@ -119,7 +126,7 @@ static int parse_pids(struct options *o, char *arg)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC, OPT_CGROUP, OPT_CONTAINER, OPT_INTERVAL, OPT_OPCODES, OPT_BENCHWALK };
+	enum { OPT_DEPTH = 256, OPT_NOOP, OPT_RB, OPT_TOP, OPT_BYLINE, OPT_MINFRAC, OPT_CPU, OPT_FLOOR, OPT_MODE, OPT_NOGC, OPT_SUBPROC, OPT_CGROUP, OPT_CONTAINER, OPT_INTERVAL, OPT_OPCODES, OPT_BENCHWALK, OPT_SORT, OPT_LIMIT };
 	static const struct option longs[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "all-python", no_argument, 0, 'a' },
@@ -142,6 +149,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "interval", required_argument, 0, OPT_INTERVAL },
 		{ "bench-floor", no_argument, 0, OPT_FLOOR },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
+		{ "sort", required_argument, 0, OPT_SORT },
+		{ "limit", required_argument, 0, OPT_LIMIT },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -250,6 +259,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->min_fraction = strtod(optarg, &end);
 			if (*end || o->min_fraction < 0 || o->min_fraction >= 1)
 				return die("--min-fraction takes a fraction from 0 to 1 (e.g. 0.001)");
+			break;
+		case OPT_SORT:
+			if ((o->sort_key = tb_pstats_sort_key(optarg)) < 0)
+				return die("--sort takes own, total or name");
+			break;
+		case OPT_LIMIT:
+			if (parse_uint(optarg, 0, 0x7fffffff, &o->limit))
+				return die("--limit takes a number of rows (0: all)");
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -361,6 +378,7 @@ static void rotate(const struct options *o, struct tb_sampler *s, struct tb_prof
 	double cpu = cpu_seconds();
 
 	tb_profile_finish(p, mono_ns());
+	tb_profile_read_thread_names(p, 0);
 	p->duration_s = elapsed;
 	p->lost = lost - *lost_before;
 	p->agent_cpu_s = cpu - *cpu_before;
@@ -373,6 +391,8 @@ static void rotate(const struct options *o, struct tb_sampler *s, struct tb_prof
 	fresh.max_depth = p->max_depth;
 	fresh.by_line = p->by_line;
 	fresh.min_fraction = p->min_fraction;
+	fresh.sort_key = p->sort_key;
+	fresh.limit = p->limit;
 	fresh.mode = p->mode;
 	fresh.no_gc = p->no_gc;
 	fresh.on_event = p->on_event;
@@ -410,6 +430,7 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 			break;
 		if (t - last_check >= 0.2) {
 			last_check = t;
+			tb_profile_read_thread_names(p, 1);
 			if (child <= 0 && !o->all_python && !o->subprocesses && !any_alive(p))
 				break;
 		}
@@ -447,6 +468,7 @@ static const struct {
 	{ "render", tb_cmd_render },
 	{ "diff", tb_cmd_diff },
 	{ "dump", tb_cmd_dump },
+	{ "top", tb_cmd_top },
 };
 
 int main(int argc, char **argv)
@@ -464,6 +486,11 @@ int main(int argc, char **argv)
 	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].run(argc - 1, argv + 1);
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (strcmp(argv[i], "--live") == 0) { /* same as `top` with the other arguments */
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+			return tb_cmd_top(argc - 1, argv);
+		}
 	if (parse_args(argc, argv, &o))
 		return 2;
 	if (geteuid() != 0)
@@ -480,6 +507,8 @@ int main(int argc, char **argv)
 		if (tb_output_needs_sources(o.outputs[i]))
 			prof.sources = &sources;
 	prof.min_fraction = o.min_fraction;
+	prof.sort_key = o.sort_key;
+	prof.limit = o.limit;
 	so = (struct tb_sampler_opts){ .hz = o.hz, .max_depth = o.max_depth,
 				       .ringbuf_mb = o.ringbuf_mb, .read_opcodes = o.opcodes < 0 ? 0 : o.opcodes > 0 ? 2 : 1,
 				       .bench_walk = (int)o.bench_walk,
@@ -533,6 +562,7 @@ int main(int argc, char **argv)
 	prof.agent_cpu_s = cpu_seconds();
 	capture(&o, s, &prof, &watch, child);
 	tb_profile_finish(&prof, mono_ns());
+	tb_profile_read_thread_names(&prof, 0); /* threads that got their name late */
 	prof.agent_cpu_s = cpu_seconds() - prof.agent_cpu_s;
 	prof.lost = tb_sampler_counter(s, TB_C_LOST) - prof.lost_base;
 	tb_watch_free(&watch);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
+#include "pythreads.h"
 
 static void *grow(void *p, uint32_t *cap, size_t elem)
 {
@@ -73,6 +74,38 @@ static uint32_t thread_name(struct tb_profile *p, uint32_t pid, uint32_t tid)
 	return tb_strtab_intern(&p->strs, name);
 }
 
+#define NAMES_EVERY_NS (100ull * 1000 * 1000)
+
+/* threading.Thread names of a process's threads, by their ident. */
+static void read_python_names(struct tb_profile *p, uint32_t proc)
+{
+	struct tb_pinfo *pi = &p->procs[proc];
+	struct tb_pyname names[256];
+	int n = tb_python_thread_names(pi->target.pid, &pi->target.layout, pi->target.runtime_addr,
+				       names, 256);
+
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		struct tb_tinfo *t = &p->threads[i];
+
+		if (t->pid != (uint32_t)pi->target.pid || !t->ident)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (names[k].ident == t->ident && names[k].name[0]) {
+				t->name = tb_strtab_intern(&p->strs, names[k].name);
+				t->python_name = 1;
+			}
+	}
+}
+
+void tb_profile_read_thread_names(struct tb_profile *p, int only_pending)
+{
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		if (!only_pending || p->procs[i].names_pending) {
+			p->procs[i].names_pending = 0;
+			read_python_names(p, i);
+		}
+}
+
 static uint32_t find_thread(struct tb_profile *p, const struct tb_sample_hdr *h)
 {
 	struct tb_tinfo *t;
@@ -89,8 +122,19 @@ static uint32_t find_thread(struct tb_profile *p, const struct tb_sample_hdr *h)
 	t->tid = h->tid;
 	t->ns_tid = h->ns_tid;
 	t->ident = h->type == TB_REC_SAMPLE ? h->value : 0;
-	t->name = thread_name(p, h->pid, h->tid);
-	return p->nthreads++;
+	t->name = t->comm = thread_name(p, h->pid, h->tid);
+	p->nthreads++;
+	{
+		int pi = tb_profile_find_process(p, h->pid);
+
+		if (pi >= 0 && t->ident && h->time_ns - p->procs[pi].names_at > NAMES_EVERY_NS) {
+			p->procs[pi].names_at = h->time_ns;
+			read_python_names(p, (uint32_t)pi);
+		} else if (pi >= 0 && t->ident) {
+			p->procs[pi].names_pending = 1; /* read on the agent's next round */
+		}
+	}
+	return p->nthreads - 1;
 }
 
 static uint64_t stack_hash(uint32_t thread, uint16_t kind, const struct tb_sframe *f, uint16_t depth)

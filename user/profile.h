@@ -14,12 +14,16 @@ struct tb_pinfo {
 	uint32_t ns_pid;
 	uint64_t samples;
 	char version[32];
+	uint64_t names_at;        /* when its Python thread names were last read */
+	int names_pending;        /* a thread appeared since */
 };
 
 struct tb_tinfo {
 	uint32_t pid, tid, ns_tid;
 	uint32_t name;            /* strtab id of the thread name */
 	uint64_t ident;           /* pthread_self() == threading.get_ident(), 0 if unknown */
+	uint32_t comm;            /* strtab id of /proc/PID/task/TID/comm */
+	int python_name;          /* name is the threading.Thread name */
 	uint64_t samples;         /* all samples of this thread */
 	uint64_t python_samples;  /* samples with a Python stack (incl. off-CPU weight) */
 	/* thread status, in samples (off-CPU time in sample units) */
@@ -91,6 +95,8 @@ struct tb_profile {
 	double agent_cpu_s;    /* user+system CPU of the agent during the capture */
 	int by_line;           /* tree nodes per (function, line) */
 	double min_fraction;   /* display pruning threshold */
+	int sort_key;          /* text table order: 0 own, 1 total, 2 name (--sort) */
+	unsigned limit;        /* text table rows, 0 = all (--limit) */
 };
 
 void tb_profile_init(struct tb_profile *p);
@@ -104,6 +110,9 @@ int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size);
 /* Account one ring-buffer record. */
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 			   const struct tb_frame *frames);
+/* Read the threading.Thread names of the threads seen (processes alive);
+ * only_pending: just for processes with threads seen since the last read. */
+void tb_profile_read_thread_names(struct tb_profile *p, int only_pending);
 /* Give pending off-CPU stacks their weight up to end_ns (end of capture). */
 void tb_profile_finish(struct tb_profile *p, uint64_t end_ns);
 /* Append a thread (capture files, tests); counts start at 0. Returns its index. */

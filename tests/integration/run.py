@@ -84,6 +84,7 @@ def test_threads(py, tag):
     for tid, name in tids.items():
         frames = [k for k in by_thread if k.endswith("(tid %s)" % tid)]
         assert frames, "thread %s (%s) missing; threads: %s" % (tid, name, list(by_thread))
+        assert frames[0] == "%s (tid %s)" % (name, tid), "thread frame %r, want the Python name %r" % (frames[0], name)
         funcs = by_thread[frames[0]]
         own = name + "_work"
         assert funcs[own] > 50, "thread %s: %s has %d samples" % (tid, own, funcs[own])
