@@ -51,6 +51,7 @@ suite linetable-vs-cpython bash tests/linetable/run.sh
 suite layout-vs-headers bash tests/layout/check_headers.sh
 suite opcodes-vs-dis bash tests/opcodes/check.sh
 
+
 # scripts that end with "N passed, N failed"
 counted() { # name command...
 	local name=$1 rc line
@@ -66,6 +67,8 @@ counted() { # name command...
 # integration: real BPF, real Python processes
 counted integration /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/test_exports.py
+counted python-thread-names bash tests/pythreads/check.sh
+counted browser-diff bash tests/browser/diff.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 
 # browser: synthetic pages (incl. 100,000 nodes), then pages of real captures
