@@ -12,6 +12,7 @@
 #include "discover.h"
 #include "elfsym.h"
 #include "procmem.h"
+#include "rootfs.h"
 
 #define MAX_CANDIDATES 64
 
@@ -119,8 +120,9 @@ static int open_mapped_elf(pid_t pid, const struct mapping *m, struct tb_elf *e)
 		 (int)pid, m->start, m->end);
 	if (!tb_elf_open(path, e))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	return tb_elf_open(path, e);
+	/* without CAP_SYS_ADMIN or for a deleted mapping: the path inside the
+	 * process's root, symlinks resolved inside it */
+	return tb_elf_open_fd(tb_open_in_root(pid, m->path), e);
 }
 
 static int detect_version(pid_t pid, struct tb_elf *e, uint64_t bias, uint32_t *hex)

@@ -11,14 +11,21 @@
 
 int tb_elf_open(const char *path, struct tb_elf *e)
 {
+	return tb_elf_open_fd(open(path, O_RDONLY | O_CLOEXEC), e);
+}
+
+int tb_elf_open_fd(int fd, struct tb_elf *e)
+{
 	size_t nphdr = 0;
 
 	memset(e, 0, sizeof(*e));
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	e->fd = fd;
+	if (fd < 0)
 		return -1;
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (e->fd < 0)
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
 		return -1;
+	}
 	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || elf_getphdrnum(e->elf, &nphdr)) {
 		tb_elf_close(e);
@@ -39,7 +46,7 @@ void tb_elf_close(struct tb_elf *e)
 {
 	if (e->elf)
 		elf_end(e->elf);
-	if (e->fd > 0)
+	if (e->fd >= 0)
 		close(e->fd);
 	e->elf = NULL;
 	e->fd = -1;

@@ -12,6 +12,8 @@ struct tb_elf {
 };
 
 int tb_elf_open(const char *path, struct tb_elf *e);
+/* Same on an open file descriptor (taken over: closed by tb_elf_close). */
+int tb_elf_open_fd(int fd, struct tb_elf *e);
 void tb_elf_close(struct tb_elf *e);
 /* Look a symbol up in .dynsym, then .symtab. 0 when found. */
 int tb_elf_symbol(struct tb_elf *e, const char *name, uint64_t *value, uint64_t *size);

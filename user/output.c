@@ -22,6 +22,9 @@ static const struct writer writers[] = {
 	{ ".tbp", tb_write_capture },
 	{ ".heatmap.json", tb_write_heatmap_json },
 	{ ".heatmap.html", tb_write_heatmap_html },
+	{ ".gecko.json", tb_write_gecko },
+	{ ".jsonl", tb_write_jsonl },
+	{ ".txt", tb_write_pstats },
 };
 
 /* The longest matching extension wins (.speedscope.json over .json). */

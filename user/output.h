@@ -24,7 +24,15 @@ int tb_write_speedscope(const struct tb_profile *p, FILE *f);
 int tb_write_pprof(const struct tb_profile *p, FILE *f);
 /* The extensions tb_write_output knows, for messages. */
 #define TB_OUTPUT_FORMATS ".html, .json, .folded, .collapsed, .speedscope.json, .pb.gz, .tbp, " \
-	".heatmap.html, .heatmap.json"
+	".heatmap.html, .heatmap.json, .gecko.json, .jsonl, .txt"
+/* Firefox Profiler processed profile (.gecko.json). */
+int tb_write_gecko(const struct tb_profile *p, FILE *f);
+/* JSON Lines, definitions before use (docs/jsonl-format.md). */
+int tb_write_jsonl(const struct tb_profile *p, FILE *f);
+/* pstats-style text table, p->sort_key order, p->limit rows (.txt). */
+int tb_write_pstats(const struct tb_profile *p, FILE *f);
+/* --sort name (own, total, name) -> sort_key, -1 if unknown. */
+int tb_pstats_sort_key(const char *name);
 /* Source heatmap data (docs/heatmap-json.md) and page. */
 int tb_write_heatmap_json(const struct tb_profile *p, FILE *f);
 int tb_write_heatmap_html(const struct tb_profile *p, FILE *f);

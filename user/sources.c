@@ -6,13 +6,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#include "rootfs.h"
 #include "sources.h"
 
 static uint64_t mount_ns(pid_t pid)
@@ -22,24 +21,6 @@ static uint64_t mount_ns(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
-}
-
-static int open_in_root(pid_t pid, const char *name)
-{
-	struct open_how how;
-	char base[64];
-	int dirfd, fd;
-
-	snprintf(base, sizeof(base), "/proc/%d/%s", (int)pid, name[0] == '/' ? "root" : "cwd");
-	dirfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return -1;
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, dirfd, name[0] == '/' ? name + 1 : name, &how, sizeof(how));
-	close(dirfd);
-	return fd;
 }
 
 static const char *read_source(pid_t pid, const char *name, char **text, size_t *len)
@@ -53,7 +34,7 @@ static const char *read_source(pid_t pid, const char *name, char **text, size_t 
 	*len = 0;
 	if (name[0] == '<')
 		return "not a file (frozen or generated code)";
-	fd = open_in_root(pid, name);
+	fd = tb_open_in_root(pid, name);
 	if (fd < 0)
 		return errno == ENOENT ? "no such file" : errno == EXDEV ? "path leaves the process's root" :
 		       "cannot be opened";
