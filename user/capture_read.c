@@ -263,13 +263,14 @@ static int sort_pids(struct rd *r, const struct tb_profile *p)
 
 static int read_threads(struct rd *r, struct tb_profile *p)
 {
-	uint32_t n = get_count(r, 88, "thread");
+	uint32_t n = get_count(r, 92, "thread");
 
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
 		uint32_t pid = (uint32_t)get(r, 4, "thread");
 		uint32_t tid = (uint32_t)get(r, 4, "thread");
 		uint32_t ns_tid = (uint32_t)get(r, 4, "thread");
 		uint32_t name = get_strid(r, "thread");
+		uint32_t comm = get_strid(r, "thread");
 		struct tb_tinfo *t;
 		uint32_t idx;
 
@@ -280,6 +281,8 @@ static int read_threads(struct rd *r, struct tb_profile *p)
 				    i, pid);
 		idx = tb_profile_add_thread(p, pid, tid, ns_tid, r->strs[name]);
 		t = &p->threads[idx]; /* after the call: it may move the array */
+		t->comm = tb_strtab_intern(&p->strs, r->strs[comm]);
+		t->python_name = t->comm != t->name;
 		t->ident = get(r, 8, "thread");
 		t->samples = get(r, 8, "thread");
 		t->python_samples = get(r, 8, "thread");

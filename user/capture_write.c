@@ -129,6 +129,7 @@ static void put_threads(struct buf *b, const struct tb_profile *p)
 		u32(b, t->tid);
 		u32(b, t->ns_tid);
 		u32(b, t->name < p->strs.n ? t->name : 0);
+		u32(b, t->comm < p->strs.n ? t->comm : 0);
 		u64(b, t->ident);
 		u64(b, t->samples);
 		u64(b, t->python_samples);

@@ -479,6 +479,7 @@ static void w_thread(struct pw *w, uint32_t pid, uint32_t name)
 	w_le(w, 1, 4);
 	w_le(w, 1, 4);
 	w_le(w, name, 4);
+	w_le(w, 0, 4); /* comm: "" */
 	for (int i = 0; i < 9; i++)
 		w_le(w, 1, 8);
 }
