@@ -11,4 +11,8 @@ int tb_cmd_diff(int argc, char **argv);
 /* tachyon-bpf dump PID [--json] */
 int tb_cmd_dump(int argc, char **argv);
 
+/* tachyon-bpf top [-p PID | --all-python | -- CMD] ...: live terminal view
+ * (samples; also reached as tachyon-bpf --live ...) */
+int tb_cmd_top(int argc, char **argv);
+
 #endif
