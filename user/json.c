@@ -211,7 +211,9 @@ void tb_json_meta(FILE *f, const struct tb_tree *t)
 		tb_json_str(f, pi->version);
 		fputs(",\"elf\":", f);
 		tb_json_str(f, pi->target.elf_path);
-		fprintf(f, ",\"samples\":%llu}", (unsigned long long)pi->samples);
+		fprintf(f, ",\"free_threaded\":%s,\"gil\":%s,\"samples\":%llu}",
+			pi->target.layout.free_threaded ? "true" : "false",
+			pi->target.layout.free_threaded ? "false" : "true", (unsigned long long)pi->samples);
 	}
 	fputs("]}", f);
 }
