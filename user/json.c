@@ -189,7 +189,7 @@ void tb_json_meta(FILE *f, const struct tb_tree *t)
 		"\"no_python_samples\":%llu,\"lost\":%llu,\"truncated\":%llu,\"partial\":%llu,"
 		"\"frames\":%llu,\"unresolved_frames\":%llu,\"max_depth\":%u,\"by_line\":%s,"
 		"\"min_fraction\":%g,\"pruned_nodes\":%u,\"functions\":%u,\"agent_cpu_s\":%.4f,"
-		"\"off_cpu_samples\":%llu,\"filtered_samples\":%llu,\"gc_frames\":%s,"
+		"\"off_cpu_samples\":%llu,\"off_cpu_records\":%llu,\"filtered_samples\":%llu,\"gc_frames\":%s,"
 		"\"processes\":[",
 		(long long)p->start_unix, (unsigned long long)p->samples,
 		(unsigned long long)p->python_samples, (unsigned long long)p->no_python,
@@ -197,7 +197,8 @@ void tb_json_meta(FILE *f, const struct tb_tree *t)
 		(unsigned long long)p->partial, (unsigned long long)p->frames,
 		(unsigned long long)p->unresolved_frames, p->max_depth, t->by_line ? "true" : "false",
 		t->min_fraction, t->pruned, t->funcs.n, p->agent_cpu_s,
-		(unsigned long long)p->off_cpu_samples, (unsigned long long)p->filtered,
+		(unsigned long long)p->off_cpu_samples, (unsigned long long)p->off_cpu_records,
+		(unsigned long long)p->filtered,
 		p->no_gc ? "false" : "true");
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];

@@ -268,7 +268,10 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	uint32_t thread, stack;
 	uint16_t kind = 0, depth = h->depth, lead = 0, off_cpu = h->flags & TB_F_OFF_CPU;
 
-	p->samples++;
+	if (off_cpu)
+		p->off_cpu_records++; /* a stack at a switch-out, not a sample */
+	else
+		p->samples++;
 	if (!p->first_ns || h->time_ns < p->first_ns)
 		p->first_ns = h->time_ns;
 	if (h->time_ns > p->last_ns)

@@ -80,6 +80,7 @@ struct tb_profile {
 	uint64_t malformed;        /* records with an impossible size or depth */
 	uint64_t filtered;         /* samples the mode dropped (gil, exception) */
 	uint64_t off_cpu_samples;  /* wall mode: off-CPU weight, in samples */
+	uint64_t off_cpu_records;  /* wall mode: stacks recorded at switch-outs */
 	enum tb_mode mode;
 	int no_gc;                 /* no synthetic <GC> frames */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */

@@ -86,9 +86,12 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 	tb_functab_count(&t, p);
 	fprintf(out, "tachyon-bpf: %llu samples (%llu with Python frames, %llu without), %llu lost, "
 		"%llu truncated, %llu partial\n",
-		(unsigned long long)p->samples, (unsigned long long)p->python_samples,
+		(unsigned long long)p->samples, (unsigned long long)(p->python_samples - p->off_cpu_samples),
 		(unsigned long long)p->no_python, (unsigned long long)p->lost,
 		(unsigned long long)p->truncated, (unsigned long long)p->partial);
+	if (p->off_cpu_records)
+		fprintf(out, "  wall mode: %llu off-CPU stacks recorded at switch-outs, weighing %llu samples\n",
+			(unsigned long long)p->off_cpu_records, (unsigned long long)p->off_cpu_samples);
 	fprintf(out, "  %u processes, %u threads, %u functions, %llu of %llu frames unresolved (%.2f%%)\n",
 		p->nprocs, p->nthreads, t.n, (unsigned long long)p->unresolved_frames,
 		(unsigned long long)p->frames,

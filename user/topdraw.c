@@ -255,7 +255,7 @@ static void draw_table(struct tb_frame_buf *fb, const struct tb_topview *v, unsi
 		}
 		line_start(&l, cols);
 		if (i == 0)
-			line_text(&l, "  (no Python samples in the window yet)");
+			line_text(&l, "  (no Python samples in the window)");
 		emit(fb, first_row + i, &l, NULL);
 	}
 }
