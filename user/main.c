@@ -414,16 +414,22 @@ static void capture(struct options *o, struct tb_sampler *s, struct tb_profile *
 		    pid_t child)
 {
 	double start = now_s(), last_progress = start, last_check = start, interval_start = start;
-	double cpu_before = cpu_seconds();
-	uint64_t lost_before = 0;
+	double cpu_before = cpu_seconds(), fast_until = start + 2.0;
+	uint64_t lost_before = 0, seen = w->discovered;
 	int child_status;
 
 	while (!stop_requested) {
 		double t;
 
-		tb_sampler_poll(s, w->npending ? 2 : 20);
+		/* a new process imports modules whose code objects are freed right
+		 * after they run: drain often while processes are young */
+		tb_sampler_poll(s, w->npending ? 2 : now_s() < fast_until ? 4 : 20);
 		tb_watch_poll(w);
 		t = now_s();
+		if (w->discovered != seen) {
+			seen = w->discovered;
+			fast_until = t + 2.0;
+		}
 		if (o->duration > 0 && t - start >= o->duration)
 			break;
 		if (child > 0 && tb_child_exited(child, &child_status))
