@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "commands.h"
 #include "launch.h"
 #include "profile.h"
@@ -70,30 +71,6 @@ static int bad_usage(const char *msg)
 	return 2;
 }
 
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-static int parse_pids(struct top_opts *o, char *arg)
-{
-	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
-		unsigned v;
-
-		if (parse_uint(tok, 1, 0x7fffffff, &v) || o->npids >= TOP_MAX_PIDS)
-			return -1;
-		o->pids[o->npids++] = (pid_t)v;
-	}
-	return 0;
-}
 
 /* 0 ok, 1 help printed, 2 bad usage (reported). */
 static int parse_args(int argc, char **argv, struct top_opts *o)
@@ -118,14 +95,14 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	while ((c = getopt_long(argc, argv, "+p:ar:d:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_pids(o, optarg))
+			if (tb_parse_pids(optarg, o->pids, &o->npids, TOP_MAX_PIDS))
 				return bad_usage("-p takes a comma-separated list of process ids");
 			break;
 		case 'a':
 			o->all_python = 1;
 			break;
 		case 'r':
-			if (parse_uint(optarg, 1, 20000, &o->hz))
+			if (tb_parse_uint(optarg, 1, 20000, &o->hz))
 				return bad_usage("-r takes a rate from 1 to 20000 Hz");
 			break;
 		case 'd':
@@ -134,7 +111,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 				return bad_usage("-d takes a positive number of seconds");
 			break;
 		case OPT_WINDOW:
-			if (parse_uint(optarg, 1, 3600, &o->window))
+			if (tb_parse_uint(optarg, 1, 3600, &o->window))
 				return bad_usage("--window takes a number of seconds from 1 to 3600");
 			break;
 		case OPT_OPCODES:

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cgroup.h"
+#include "cli.h"
 #include "commands.h"
 #include "launch.h"
 #include "output.h"
@@ -99,30 +100,6 @@ static int die(const char *msg)
 	return 1;
 }
 
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-static int parse_pids(struct options *o, char *arg)
-{
-	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
-		unsigned v;
-
-		if (parse_uint(tok, 1, 0x7fffffff, &v) || o->npids >= MAX_PIDS)
-			return -1;
-		o->pids[o->npids++] = (pid_t)v;
-	}
-	return 0;
-}
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -166,7 +143,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "+p:ad:r:o:qh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_pids(o, optarg))
+			if (tb_parse_pids(optarg, o->pids, &o->npids, MAX_PIDS))
 				return die("-p takes a comma-separated list of process ids");
 			break;
 		case 'a':
@@ -178,7 +155,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return die("-d takes a positive number of seconds");
 			break;
 		case 'r':
-			if (parse_uint(optarg, 1, 20000, &o->hz))
+			if (tb_parse_uint(optarg, 1, 20000, &o->hz))
 				return die("-r takes a rate from 1 to 20000 Hz");
 			break;
 		case 'o':
@@ -191,7 +168,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->outputs[o->noutputs++] = optarg;
 			break;
 		case OPT_DEPTH:
-			if (parse_uint(optarg, 1, TB_MAX_FRAMES, &o->max_depth))
+			if (tb_parse_uint(optarg, 1, TB_MAX_FRAMES, &o->max_depth))
 				return die("--max-depth takes a depth from 1 to 1024");
 			break;
 		case OPT_NOOP:
@@ -201,19 +178,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->opcodes = 1;
 			break;
 		case OPT_BENCHWALK:
-			if (parse_uint(optarg, 0, 1, &o->bench_walk))
+			if (tb_parse_uint(optarg, 0, 1, &o->bench_walk))
 				return die("--bench-walk takes 0 or 1");
 			break;
 		case OPT_RB:
-			if (parse_uint(optarg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
+			if (tb_parse_uint(optarg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
 				return die("--ringbuf-mb takes a power of two from 1 to 1024");
 			break;
 		case OPT_TOP:
-			if (parse_uint(optarg, 0, 1000, &o->top))
+			if (tb_parse_uint(optarg, 0, 1000, &o->top))
 				return die("--top takes a number");
 			break;
 		case OPT_CPU:
-			if (parse_uint(optarg, 0, 4095, &o->cpu_plus1))
+			if (tb_parse_uint(optarg, 0, 4095, &o->cpu_plus1))
 				return die("--cpu takes a CPU number");
 			o->cpu_plus1++;
 			break;
@@ -265,7 +242,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return die("--sort takes own, total or name");
 			break;
 		case OPT_LIMIT:
-			if (parse_uint(optarg, 0, 0x7fffffff, &o->limit))
+			if (tb_parse_uint(optarg, 0, 0x7fffffff, &o->limit))
 				return die("--limit takes a number of rows (0: all)");
 			break;
 		case 'q':
