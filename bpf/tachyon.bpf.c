@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tachyon.bpf.c: the perf-event sampler.
+/* tachyon.bpf.c: the perf-event sampler and its scheduler/lifecycle hooks.
  *
  * On each CPU sample of a profiled process: find the running thread's
- * PyThreadState (cached per thread, validated by one read), walk its frame
- * chain with bpf_loop and push one record (header + frames) into the ring
- * buffer.  Every read of target memory is bounded; the interpreter layout
- * comes from the `procs` map that the agent fills.
+ * PyThreadState (cached per thread, validated by one read), read its GIL,
+ * GC and exception status, walk its frame chain (an inline bounded loop,
+ * then bpf_loop for deep stacks; one read per frame and one per distinct
+ * code object) and push one record (header + frames) into the ring buffer.
+ * In wall mode the same walk runs at switch-out and the wake-up carries the
+ * time off CPU.  Fork, exec and exit keep the process table current.  Every
+ * read of target memory is bounded; the interpreter layout comes from the
+ * `procs` map that the agent fills.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
