@@ -43,7 +43,13 @@ mkdir -p "$out"
 
 step "capture baseline ($rounds rounds at $rate Hz)" "$bin" -q -r "$rate" -o "$out/base.tbp" -- "$py" "$work" baseline "$rounds"
 step "capture current" "$bin" -q -r "$rate" -o "$out/cur.tbp" -- "$py" "$work" current "$rounds"
-step "capture an empty profile (--mode exception, no exception handled)" "$bin" -q -r "$rate" --mode exception -o "$out/empty.tbp" -- "$py" "$work" current 3
+# an empty profile: a Python process that only sleeps has no on-CPU sample
+"$py" "$repo/tests/workloads/idle.py" 10 &
+idle=$!
+sleep 0.5
+step "capture an empty profile (a sleeping process)" "$bin" -q -r "$rate" -d 0.5 -p "$idle" -o "$out/empty.tbp"
+kill "$idle" 2>/dev/null
+wait "$idle" 2>/dev/null
 step "tachyon-bpf diff baseline current" "$bin" diff "$out/base.tbp" "$out/cur.tbp" -o "$out/diff.html" -o "$out/diff.json"
 step "tachyon-bpf diff baseline empty" "$bin" diff "$out/base.tbp" "$out/empty.tbp" -o "$out/empty-current.html" -o "$out/empty-current.json"
 step "tachyon-bpf diff empty current" "$bin" diff "$out/empty.tbp" "$out/cur.tbp" -o "$out/empty-baseline.html" -o "$out/empty-baseline.json"

@@ -415,7 +415,13 @@ def test_diff():
     assert new and all(int(r[1]) == 0 and int(r[2]) > 0 for r in new), new[:2]
     # an empty side: everything new / everything elided
     empty = os.path.join(TMP, "empty.tbp")
-    r = tb.run(["-q", "--mode", "exception", "-o", empty, "--", "/usr/bin/python3.11", "-c", "pass"])
+    idle = subprocess.Popen(["/usr/bin/python3.11", tb.workload("idle.py"), "10"])
+    try:
+        time.sleep(0.5)
+        r = tb.run(["-q", "-d", "0.5", "-p", str(idle.pid), "-o", empty])  # sleeping: no on-CPU sample
+    finally:
+        idle.kill()
+        idle.wait()
     assert r.returncode == 0, r.stderr
     for a, b, cls in ((empty, caps["current"], "new"), (caps["baseline"], empty, None)):
         r = tb.run(["diff", a, b, "-q", "-o", out])

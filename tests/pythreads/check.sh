@@ -30,7 +30,7 @@ trap cleanup EXIT
 if ! $CC -O2 -g -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" -I"$ROOT/build" \
     -o "$TMP/print_names" "$ROOT/tests/pythreads/print_names.c" "$ROOT/user/pythreads.c" \
     "$ROOT/user/pylayout.c" "$ROOT/user/pyread.c" "$ROOT/user/procmem.c" "$ROOT/user/discover.c" \
-    "$ROOT/user/elfsym.c" -lelf; then
+    "$ROOT/user/elfsym.c" "$ROOT/user/rootfs.c" -lelf; then
     echo "check.sh: cannot build print_names" >&2
     exit 1
 fi

@@ -6,8 +6,8 @@ import sys
 CHILD = """
 import time
 def short_task(s):
-    end = time.perf_counter() + s
-    while time.perf_counter() < end:
+    end = time.thread_time() + s
+    while time.thread_time() < end:
         pass
 short_task(%f)
 """
