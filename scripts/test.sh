@@ -70,6 +70,8 @@ counted exports /usr/bin/python3 tests/integration/test_exports.py
 counted exports2 /usr/bin/python3 tests/integration/test_exports2.py
 counted python-thread-names bash tests/pythreads/check.sh
 counted browser-diff bash tests/browser/diff.sh
+counted browser-opcodes bash tests/browser/opcodes.sh
+counted top bash tests/top/run.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 
 # browser: synthetic pages (incl. 100,000 nodes), then pages of real captures

@@ -3,9 +3,18 @@
 //
 //   node flamegraph.test.mjs PAGE.html PROFILE.json [EXPECTED_FUNCTION] [--perf] [--shots DIR] [--label NAME]
 //                            [--template user/assets/flamegraph.html]
+//                            [--opcodes FUNC [--thread-of CALLER] [--expect-op NAME=BASE ...] [--expect-line N]]
 //
 // --perf checks timing budgets; --template also checks the bare template (no data: an error
 // message, then the JSON opened through its file picker).
+// Instructions panel (automatic when the JSON has opcodes; --opcodes names the function): selects
+// FUNC (tbView.select), checks the panel's rows against the node's "opcodes" (names, base names,
+// counts, shares), the specialized share, locations ("instructions") and hot lines; then selects a
+// thread (--thread-of CALLER: the thread running CALLER; else the node's busiest thread) and
+// checks the rows switch to that thread's "thread_opcodes", also in the tooltip, for all call
+// paths of the function and in the inverted view. --expect-op NAME=BASE: that specialized
+// instruction must be listed with its badge; --expect-line N: the hottest line and location.
+// Screenshots: opcodes[-LABEL].png, opcodes[-LABEL]-per-thread.png and opcodes[-LABEL]-dark.png.
 // PROFILE.json is the tree JSON embedded in PAGE.html (docs/profile-json.md); expected values
 // (per-thread totals, search counts) are computed from it independently of the page.
 // Runs Debian's /usr/bin/chromium headless through playwright-core, from file://, and fails on
@@ -19,13 +28,17 @@ import { pathToFileURL } from 'node:url';
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-const flags = { perf: false, shots: null, label: null, template: null };
+const flags = { perf: false, shots: null, label: null, template: null, opcodes: null, threadOf: null, expectOps: [], expectLine: null };
 const pos = [];
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--perf') flags.perf = true;
   else if (argv[i] === '--shots') flags.shots = argv[++i];
   else if (argv[i] === '--label') flags.label = argv[++i];
   else if (argv[i] === '--template') flags.template = argv[++i];
+  else if (argv[i] === '--opcodes') flags.opcodes = argv[++i];
+  else if (argv[i] === '--thread-of') flags.threadOf = argv[++i];
+  else if (argv[i] === '--expect-op') flags.expectOps.push(argv[++i]);
+  else if (argv[i] === '--expect-line') flags.expectLine = Number(argv[++i]);
   else pos.push(argv[i]);
 }
 const [pagePath, jsonPath, expectedArg] = pos;
@@ -76,6 +89,48 @@ const substr = (q) => (n) => String(n.name).toLowerCase().includes(q.toLowerCase
 const HOSTILE = [];
 walk(tree, (n) => { if (/<(script|img|svg)|<\/script/i.test(n.name) && !HOSTILE.includes(n.name)) HOSTILE.push(n.name); });
 const xmlEsc = (s) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+
+// Instructions panel: the function to select (--opcodes, else the frame with opcodes on the most
+// threads, then the most self samples; names the page shows unchanged only).
+let hasOps = false, autoOpFn = null, autoKey = [-1, -1];
+walk(tree, (n) => {
+  if (n.kind !== 'frame' || !Array.isArray(n.opcodes) || !n.opcodes.length) return;
+  hasOps = true;
+  const key = [Object.keys(n.thread_opcodes || {}).length, n.self];
+  if (/^[\w.<>]+$/.test(n.name) && (key[0] > autoKey[0] || (key[0] === autoKey[0] && key[1] > autoKey[1]))) { autoKey = key; autoOpFn = n.name; }
+});
+const opFn = flags.opcodes || autoOpFn;
+/** Opcode rows of JSON nodes (tid: their thread_opcodes), summed by (name, base), as the page should show them. */
+function jsonOps(nodes, tid) {
+  const m = new Map();
+  let self = 0;
+  for (const n of nodes) {
+    self += tid == null ? n.self : (n.thread_values && n.thread_values[tid] ? n.thread_values[tid][1] : 0);
+    const list = tid == null ? n.opcodes : (n.thread_opcodes || {})[tid];
+    for (const e of list || []) {
+      const base = e[1] == null ? e[0] : e[1], k = e[0] + '\0' + base;
+      const r = m.get(k) || { name: e[0], base, samples: 0 };
+      r.samples += e[2];
+      m.set(k, r);
+    }
+  }
+  const rows = [...m.values()].sort((a, b) => b.samples - a.samples || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const total = rows.reduce((a, r) => a + r.samples, 0), spec = rows.filter((r) => r.name !== r.base).reduce((a, r) => a + r.samples, 0);
+  return { rows, self, total, spec: total ? spec / total : 0 };
+}
+/** The JSON node at a page path ([[name, lineno], ...] from the root). */
+function nodeAt(p) {
+  let n = tree;
+  for (const [name, line] of (p || []).slice(1)) {
+    const c = (n.children || []).filter((x) => x.name === name);
+    n = c.length > 1 ? c.find((x) => (x.lineno ?? 0) === line) || c[0] : c[0];
+    if (!n) return null;
+  }
+  return n;
+}
+const pctOf = (f) => (f >= 0.1 || f === 0 ? (f * 100).toFixed(1) : (f * 100).toFixed(2)) + '%';   // the page's fmtPct
+const sameRows = (got, want) => got.length === want.length && got.every((r, i) => r.name === want[i].name && r.base === want[i].base && r.samples === want[i].samples);
+const rowsText = (rows) => rows.slice(0, 4).map((r) => `${r.name}/${r.base}=${r.samples}`).join(' ') + (rows.length > 4 ? ` … (${rows.length})` : '');
 
 console.log(`# ${label}: ${nodeCount} nodes, ${tree.value} samples, ${threadIds.length} threads, expected function ${JSON.stringify(expectedFn)}, ${HOSTILE.length} hostile names`);
 
@@ -374,12 +429,202 @@ async function run() {
     for (const [k, v] of Object.entries(ops)) budget(k, v, INTERACT_MS);
   }
 
+  // ---------------------------------------------------------------- instructions panel
+  if (hasOps && opFn) await opcodeChecks(page);
+  else if (!hasOps) {
+    const st = await ev(page, () => ({ hidden: document.getElementById('ipanel').hidden, pressed: document.getElementById('ip-toggle').getAttribute('aria-pressed') }));
+    check('no opcodes in the profile: Instructions panel closed by default', st.hidden && st.pressed === 'false', JSON.stringify(st));
+    await page.click('#ip-toggle');
+    const txt = await page.textContent('#ipanel'), selected = await ev(page, () => tbView.state().selected);
+    check('Instructions button opens the panel: no instruction data; the selection or how to select', await page.isVisible('#ipanel') && /no instruction data/.test(await page.textContent('#ip-noins')) &&
+      (selected ? (await page.textContent('#ip-head')).includes(selected) : /Click/.test(txt)), JSON.stringify(selected));
+    check('no instruction data: the hot lines of the selection are listed', !selected || (await page.$$('#ip-lines tbody tr')).length > 0);
+    await page.click('#ip-close');
+    check('the close button hides it', !(await page.isVisible('#ipanel')));
+  }
+
   // ---------------------------------------------------------------- global conditions
   const foreign = requests.filter((u) => !allowedPages.has(u) && !u.startsWith('data:') && !u.startsWith('blob:'));
   check('no network requests besides the file:// page, data: and blob:', foreign.length === 0, foreign.slice(0, 5).join(' ') || `${requests.length} requests, all local`);
   check('no console errors', consoleErrors.length === 0, consoleErrors.slice(0, 3).join(' | ') || undefined);
   check('no page errors', pageErrors.length === 0, pageErrors.slice(0, 3).join(' | ') || undefined);
   check('no dialogs opened', dialogs.length === 0, dialogs.join(' | ') || undefined);
+}
+
+/** Instructions panel checks (see the header). */
+async function opcodeChecks(page) {
+  const opShot = label.startsWith('opcodes') ? label : `opcodes-${label}`;
+  const L = (s) => `opcodes ${JSON.stringify(opFn)}: ${s}`;
+  await page.mouse.click(700, 12);   // nothing focused (keys reach the page)
+  await ev(page, () => { tbView.selectThread(null); tbView.search(''); tbView.zoomTo(null); tbView.select(null); });
+  if ((await ev(page, () => document.documentElement.dataset.theme)) === 'dark') await page.click('#theme');
+  if (await ev(page, () => tbView.state().inverted)) await page.click('#invert');
+  check('instructions: panel open by default (the profile has opcodes)', await page.isVisible('#ipanel') && (await page.getAttribute('#ip-toggle', 'aria-pressed')) === 'true');
+  const hint = await page.textContent('#ip-body');
+  check('instructions: empty panel says how to select a frame', /Click/.test(hint) && /Shift/.test(hint), JSON.stringify(hint.slice(0, 80)));
+
+  // ---- all threads: zooming into the widest frame selects it; select() then finds it first
+  await ev(page, (f) => tbView.zoomTo(f), opFn);
+  check(L('zooming into the frame selects it'), (await ev(page, () => tbView.state().selected)) === opFn && /Opcodes|No self samples/.test(await page.textContent('#ip-body')));
+  const sel = await ev(page, (f) => tbView.select(f), opFn);
+  await ev(page, () => tbView.zoomTo(null));
+  if (!check(L('tbView.select finds a drawn frame'), !!sel && sel.name === opFn, JSON.stringify(sel && sel.path.map((p) => p[0]).slice(-3)))) return;
+  const J = nodeAt(sel.path);
+  if (!check(L('the selected path exists in the JSON'), !!J && J.name === opFn)) return;
+  const exp = jsonOps([J], null);
+  let rows = await ev(page, () => tbView.instructionPanel());
+  check(L('panel rows = the node\u2019s "opcodes" (names, base names, counts)'), sameRows(rows, exp.rows), `${rowsText(rows)} vs ${rowsText(exp.rows)}`);
+  check(L('shares = samples / self samples of the node'), rows.length > 0 && rows.every((r) => Math.abs(r.share - r.samples / J.self) < 1e-9), `self ${J.self}`);
+  let info = await ev(page, () => tbView.instructionInfo());
+  check(L('specialized share = specialized samples / samples with an opcode'), Math.abs(info.specialized - exp.spec) < 1e-9, `${info.specialized} vs ${exp.spec}`);
+  let sum = await page.textContent('#ip-summary');
+  check(L('summary line "specialized: X% of samples in specialized instructions"'), sum.includes(`specialized: ${pctOf(exp.spec)} of samples in specialized instructions`), JSON.stringify(sum.slice(0, 80)));
+  check(L('header names the function; "all threads"'), (await page.textContent('#ip-head')).includes(opFn) && /all threads/.test(await page.textContent('#ip-thread')));
+  const dom = await page.$$eval('#ip-ops tbody tr', (trs) => trs.map((tr) => ({ text: tr.textContent, badge: [...tr.querySelectorAll('.badge')].map((b) => b.textContent) })));
+  const shown = rows.slice(0, dom.length);
+  check(L('table rows in order with base names (\u2014 when the same), "specialized" badge exactly when name \u2260 base'), dom.length === Math.min(rows.length, 14) &&
+    shown.every((r, i) => dom[i].text.startsWith(r.name) && dom[i].text.includes(r.name === r.base ? '\u2014' : r.base) && dom[i].badge.includes('specialized') === (r.name !== r.base)), `${dom.length} rows`);
+  for (const eo of flags.expectOps) {
+    const [name, base] = eo.split('=');
+    const i = rows.findIndex((r) => r.name === name);
+    check(L(`${name} listed with base ${base} and the specialized badge`), i >= 0 && rows[i].base === base && rows[i].samples > 0 && (i >= dom.length || dom[i].badge.includes('specialized')), i >= 0 ? `${rows[i].samples} samples, ${pctOf(rows[i].share)}` : 'missing');
+  }
+  // locations ("instructions") and lines
+  const locs = new Map();
+  for (const e of J.instructions || []) { const k = e[0] + '\0' + e[1]; locs.set(k, (locs.get(k) || 0) + e[7]); }
+  const gotLocs = new Map(info.locations.map((r) => [r.offset + '\0' + r.name, r.samples]));
+  check(L('locations = the node\u2019s "instructions" (offset, name, samples)'), locs.size === gotLocs.size && [...locs].every(([k, v]) => gotLocs.get(k) === v), `${gotLocs.size} vs ${locs.size}`);
+  if (locs.size) {
+    const top = [...info.locations].sort((a, b) => b.samples - a.samples || a.offset - b.offset)[0];
+    const txt = await page.textContent('#ip-locs tbody tr');
+    const lt = top.endLine > top.line ? `${top.line}:${top.col}` : `${top.line}:${top.col}-${top.endCol}`;
+    check(L('hottest location shown as line:col-end_col with its instruction'), txt.includes(lt) && txt.includes(top.name || '(no opcode)'), JSON.stringify(txt));
+  }
+  if ((J.lines || []).length) {
+    const topLine = [...J.lines].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];   // ties: the lower line first
+    check(L('hot lines: the hottest line first'), info.lines[0][0] === topLine[0] && info.lines[0][1] === topLine[1] && (await page.textContent('#ip-lines tbody tr')).startsWith(String(topLine[0])), `line ${info.lines[0][0]}`);
+  }
+  if (flags.expectLine != null) {
+    const topLoc = [...info.locations].sort((a, b) => b.samples - a.samples || a.offset - b.offset)[0];
+    check(L(`hottest line and location on line ${flags.expectLine}`), info.lines[0][0] === flags.expectLine && topLoc && topLoc.line === flags.expectLine, `line ${info.lines[0][0]}, location line ${topLoc && topLoc.line}`);
+  }
+  check(L('the selected frame is outlined (state.selected)'), (await ev(page, () => tbView.state().selected)) === opFn);
+  await page.mouse.move(5, 5);
+  await page.screenshot({ path: path.join(shotsDir, `${opShot}.png`) });
+
+  // ---- a thread
+  let tid = null;
+  if (flags.threadOf) {
+    let c = null;
+    walk(tree, (n) => { if (!c && n.name === flags.threadOf && n.thread_values) c = n; });
+    if (c) tid = Object.keys(c.thread_values).sort((a, b) => c.thread_values[b][0] - c.thread_values[a][0])[0];
+    check(L(`thread of ${flags.threadOf} found`), tid != null, tid);
+  } else if (J.thread_values) tid = Object.keys(J.thread_values).sort((a, b) => J.thread_values[b][1] - J.thread_values[a][1] || J.thread_values[b][0] - J.thread_values[a][0])[0];
+  if (tid != null) {
+    const tname = String(((data.threads || {})[tid] || {}).name ?? '');
+    await page.selectOption('#thread-select', tid);
+    await page.mouse.click(700, 12);
+    if (J.thread_values && J.thread_values[tid] && J.thread_values[tid][0] > 0) {   // the selection stays; the counts follow the thread
+      const e1 = jsonOps([J], tid);
+      rows = await ev(page, () => tbView.instructionPanel());
+      check(L(`thread ${tid}: the panel switches to the node\u2019s thread_opcodes[${tid}]`), sameRows(rows, e1.rows), `${rowsText(rows)} vs ${rowsText(e1.rows)}`);
+    }
+    const sel2 = await ev(page, (f) => tbView.select(f), opFn);
+    const J2 = sel2 && nodeAt(sel2.path);
+    if (check(L(`thread ${tid}: select finds the frame`), !!J2 && J2.name === opFn && (!flags.threadOf || sel2.path.some((p) => p[0] === flags.threadOf)), JSON.stringify(sel2 && sel2.path.map((p) => p[0]).slice(-3)))) {
+      const e2 = jsonOps([J2], tid);
+      rows = await ev(page, () => tbView.instructionPanel());
+      check(L(`thread ${tid}: rows = thread_opcodes[${tid}] of the node`), e2.rows.length > 0 && sameRows(rows, e2.rows), `${rowsText(rows)} vs ${rowsText(e2.rows)}`);
+      check(L(`thread ${tid}: shares of the thread\u2019s self samples`), rows.every((r) => Math.abs(r.share - r.samples / e2.self) < 1e-9), `self ${e2.self}`);
+      info = await ev(page, () => tbView.instructionInfo());
+      check(L(`thread ${tid}: per-thread, specialized share of the thread`), info.perThread === true && info.tid === tid && Math.abs(info.specialized - e2.spec) < 1e-9, `${info.specialized} vs ${e2.spec}`);
+      const chip = await page.textContent('#ip-thread'), sub = await page.textContent('#ipanel h3');
+      check(L(`thread ${tid}: panel says "per-thread" and names the thread`), chip.includes('per-thread') && chip.includes(`tid ${tid}`) && chip.includes(tname.slice(0, 6)) && sub.includes('per-thread'), JSON.stringify(chip));
+      sum = await page.textContent('#ip-summary');
+      check(L(`thread ${tid}: summary shows the thread\u2019s specialized share`), sum.includes(`specialized: ${pctOf(e2.spec)}`), JSON.stringify(sum.slice(0, 40)));
+      // tooltip: the thread's counts
+      const loc = await ev(page, (f) => tbView.locate(f), opFn), JH = loc && nodeAt(loc.path);
+      if (JH) {
+        await page.mouse.move(loc.x, loc.y);
+        await page.waitForSelector('#tooltip:not([hidden])', { timeout: 5000 }).catch(() => {});
+        const tip = await page.textContent('#tooltip'), t0 = jsonOps([JH], tid).rows[0];
+        const hovered = await ev(page, () => tbView.state().selected);
+        check(L(`thread ${tid}: tooltip opcodes are the thread\u2019s`), tip.includes(`thread ${tname}`) && tip.includes(t0.name + (t0.base !== t0.name ? t0.base : '') + new Intl.NumberFormat('en-US').format(t0.samples)), JSON.stringify(tip.slice(tip.indexOf('Instructions'), tip.indexOf('Instructions') + 120)));
+        await page.mouse.move(5, 5);
+        check('hovering does not change the selection', hovered === opFn);
+      }
+      // all call paths of the function (dashed outlines), for the thread
+      const fnNodes = [];
+      walk(tree, (n) => { if (n.kind === 'frame' && n.name === J2.name && n.filename === J2.filename) fnNodes.push(n); });
+      await ev(page, () => tbView.setScope('function'));
+      const e3 = jsonOps(fnNodes, tid);
+      rows = await ev(page, () => tbView.instructionPanel());
+      check(L(`thread ${tid}: all call paths (${fnNodes.length} nodes) = summed thread_opcodes`), sameRows(rows, e3.rows), `${rowsText(rows)} vs ${rowsText(e3.rows)}`);
+      await ev(page, () => tbView.setScope('node'));
+      await page.screenshot({ path: path.join(shotsDir, `${opShot}-per-thread.png`) });
+      // dark theme, thread selected, tooltip shown
+      await page.click('#theme');
+      const loc2 = await ev(page, (f) => tbView.locate(f), opFn);
+      if (loc2) { await page.mouse.move(loc2.x, loc2.y); await page.waitForTimeout(120); }
+      await page.screenshot({ path: path.join(shotsDir, `${opShot}-dark.png`) });
+      await page.mouse.move(5, 5);
+      check(L('dark theme: panel and graph still drawn'), await page.isVisible('#ip-summary') && (await ev(page, () => tbView.nodesDrawn())) > 0);
+      await page.click('#theme');
+      // back to all threads: the node's summed opcodes again
+      await page.selectOption('#thread-select', '');
+      rows = await ev(page, () => tbView.instructionPanel());
+      check(L('all threads again: rows = the node\u2019s "opcodes"'), sameRows(rows, jsonOps([J2], null).rows) && /all threads/.test(await page.textContent('#ip-thread')));
+    }
+  } else {
+    await page.click('#theme');
+    await page.screenshot({ path: path.join(shotsDir, `${opShot}-dark.png`) });
+    await page.click('#theme');
+  }
+  await page.mouse.click(700, 12);
+
+  // ---- inverted view: the function over all its call paths
+  await page.click('#invert');
+  const si = await ev(page, (f) => tbView.select(f), opFn);
+  if (si) {
+    const all = [];
+    walk(tree, (n) => { if (n.kind === 'frame' && n.name === opFn && (!J || n.filename === J.filename)) all.push(n); });
+    rows = await ev(page, () => tbView.instructionPanel());
+    const e4 = jsonOps(all, null);
+    check(L('inverted: the function over all call paths'), si.inverted && (await ev(page, () => tbView.instructionInfo().scope)) === 'function' && sameRows(rows, e4.rows), `${rowsText(rows)} vs ${rowsText(e4.rows)}`);
+  } else check(L('inverted: select finds the function'), false);
+  await page.click('#invert');
+  await page.mouse.click(700, 12);
+
+  // ---- selecting with the mouse, the keyboard toggle
+  const loc = await ev(page, (f) => tbView.locate(f), opFn);
+  if (loc) {
+    await ev(page, () => tbView.zoomTo(null));
+    const par = J && (() => { let p = null; walk(tree, (n) => { if ((n.children || []).includes(J)) p = n; }); return p; })();
+    const pl = par && par.kind === 'frame' ? await ev(page, (f) => tbView.locate(f), par.name) : null;
+    if (pl) {
+      const crumbs0 = await page.$$eval('#crumbs button', (b) => b.length);
+      await page.keyboard.down('Shift'); await page.mouse.click(pl.x, pl.y); await page.keyboard.up('Shift');
+      check('Shift+click selects a frame without zooming', (await ev(page, () => tbView.state().selected)) === par.name && (await page.$$eval('#crumbs button', (b) => b.length)) === crumbs0 && (await page.textContent('#ip-head')).includes(par.name));
+    }
+    const l2 = await ev(page, (f) => tbView.locate(f), opFn);
+    await page.mouse.move(l2.x, l2.y);
+    await page.keyboard.press('s');
+    check('key s selects the hovered frame', (await ev(page, () => tbView.state().selected)) === opFn);
+    await page.mouse.click(l2.x, l2.y);
+    const crumbs = await page.$$eval('#crumbs button', (b) => b.map((x) => x.textContent));
+    check('click zooms and selects', crumbs[crumbs.length - 1].includes(opFn.slice(0, 10)) && (await ev(page, () => tbView.state().selected)) === opFn);
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    check('Esc resets the zoom and keeps the selection', (await page.$$eval('#crumbs button', (b) => b.length)) === 1 && (await ev(page, () => tbView.state().selected)) === opFn);
+    await page.keyboard.press('Escape');
+    check('Esc again (no zoom, no search) clears the selection', (await ev(page, () => tbView.state().selected)) === null && /Click/.test(await page.textContent('#ip-body')));
+    await ev(page, (f) => tbView.select(f), opFn);
+  }
+  await page.keyboard.press('o');
+  check('key o closes the Instructions panel', !(await page.isVisible('#ipanel')) && (await page.getAttribute('#ip-toggle', 'aria-pressed')) === 'false');
+  check('graph still drawn with the panel closed', (await ev(page, () => tbView.nodesDrawn())) > 0);
+  await page.click('#ip-toggle');
+  check('the Instructions button opens it again, selection kept', await page.isVisible('#ipanel') && (await page.textContent('#ip-head')).includes(opFn));
 }
 
 try {

@@ -3,6 +3,8 @@
 
   gen_profile.py realistic OUT.json [--seed N]   3 named threads in 2 processes, hostile names,
                                                  truncated/partial markers, lines, opcodes
+                                                 (summed, per thread, per instruction; two pool
+                                                 threads share call paths)
   gen_profile.py big OUT.json [--nodes 100000]   a ~100,000-node tree (rendering speed)
 
 Both satisfy the invariants the C writer guarantees: node value = sum of thread_values[*][0],
@@ -25,7 +27,7 @@ HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">'
 
 class Node:
     __slots__ = ("name", "kind", "filename", "lineno", "pid", "value", "self", "tv",
-                 "lines", "opcodes", "children", "order")
+                 "lines", "opcodes", "topcodes", "instr", "children", "order")
 
     def __init__(self, name, kind, filename=None, lineno=None, pid=None):
         self.name, self.kind, self.filename, self.lineno, self.pid = name, kind, filename, lineno, pid
@@ -33,6 +35,8 @@ class Node:
         self.tv = {}        # tid -> [samples, self]
         self.lines = {}     # line -> [samples, self]
         self.opcodes = {}   # (name, base) -> self
+        self.topcodes = {}  # tid -> {(name, base): self}
+        self.instr = {}     # (offset, name, base, line, end_line, col, end_col) -> leaf samples
         self.children = {}  # key -> Node
         self.order = 0
 
@@ -73,8 +77,12 @@ def to_json(node, keep):
     d["thread_values"] = {str(t): v for t, v in sorted(node.tv.items())}
     if node.kind not in ("root", "process"):
         d["lines"] = [[ln, v[0], v[1]] for ln, v in sorted(node.lines.items(), key=lambda kv: -kv[1][0])]
+        if node.instr:
+            d["instructions"] = [list(k) + [v] for k, v in sorted(node.instr.items(), key=lambda kv: (-kv[1], kv[0][0]))]
         if node.opcodes:
             d["opcodes"] = [[k[0], k[1], v] for k, v in sorted(node.opcodes.items(), key=lambda kv: -kv[1])]
+            d["thread_opcodes"] = {str(t): [[k[0], k[1], v] for k, v in sorted(ops.items(), key=lambda kv: -kv[1])]
+                                   for t, ops in sorted(node.topcodes.items())}
     pruned = 0
     kids = []
     for c in node.children.values():
@@ -127,6 +135,7 @@ def realistic(seed):
     threads = {
         A: {"pid": A, "ns_tid": A, "name": "MainThread", "samples": 0, "python_samples": 0},
         A + 8: {"pid": A, "ns_tid": A + 8, "name": 'worker-1 "pool"', "samples": 0, "python_samples": 0},
+        A + 9: {"pid": A, "ns_tid": A + 9, "name": "worker-2", "samples": 0, "python_samples": 0},
         B: {"pid": B, "ns_tid": 7, "name": "batch<svg onload=window.__pwned=1>", "samples": 0,
             "python_samples": 0},
     }
@@ -171,7 +180,7 @@ def realistic(seed):
         "write": ("BufferedWriter.write", "/srv/batch/io.py", 3),
     }
     # (thread, weight, stack outer->inner)
-    T1, T2, T3 = A, A + 8, B
+    T1, T2, T3, T4 = A, A + 8, B, A + 9
     stacks = [
         (T1, 6, ["main", "run", "serve", "select"]),
         (T1, 10, ["main", "run", "serve", "handle", "route", "loads", "decode", "raw"]),
@@ -189,6 +198,10 @@ def realistic(seed):
         (T2, 4, ["bootstrap", "binner", "trun", "worker", "wrun", "crunch", "sumsq"]),
         (T2, 3, ["bootstrap", "binner", "trun", "worker", "wrun", "crunch", "evil2"]),
         (T2, 5, ["bootstrap", "binner", "trun", "worker", "qget"]),
+        # a second pool thread on the same call paths: their nodes hold both threads' samples
+        (T4, 9, ["bootstrap", "binner", "trun", "worker", "wrun", "crunch", "sumsq", "listcomp"]),
+        (T4, 3, ["bootstrap", "binner", "trun", "worker", "wrun", "crunch", "sumsq"]),
+        (T4, 3, ["bootstrap", "binner", "trun", "worker", "qget"]),
         (T3, 6, ["bmain", "bjob", "csv"]),
         (T3, 9, ["bmain", "bjob", "transform", "regex"]),
         (T3, 3, ["bmain", "bjob", "transform"]),
@@ -198,7 +211,8 @@ def realistic(seed):
     ]
     opnames = [("BINARY_OP_ADD_INT", "BINARY_OP"), ("LOAD_ATTR_INSTANCE_VALUE", "LOAD_ATTR"),
                ("CALL_PY_EXACT_ARGS", "CALL"), ("FOR_ITER_LIST", "FOR_ITER"),
-               ("COMPARE_OP_INT", "COMPARE_OP"), ("STORE_FAST", "STORE_FAST")]
+               ("COMPARE_OP_INT", "COMPARE_OP"), ("STORE_FAST", "STORE_FAST"),
+               ("CALL_ADAPTIVE", "CALL"), ('<img src=x onerror="window.__pwned=1">', "LOAD_FAST")]
     total_w = sum(w for _, w, _ in stacks)
     n_records = 3010
     root = Node("all", "root")
@@ -239,9 +253,20 @@ def realistic(seed):
             line = first + 1 + (rnd.randrange(6) if leaf else (sum(map(ord, fid)) % 4))
             cur.add(tid, 1, leaf, line)
             frames += 1
-            if leaf and rnd.random() < 0.8:
-                op = opnames[rnd.randrange(len(opnames))] if rnd.random() < 0.5 else opnames[sum(map(ord, fid)) % 3]
-                cur.opcodes[op] = cur.opcodes.get(op, 0) + 1
+            if leaf:
+                # 80% of leaf samples with an opcode; the instruction (offset, position) follows
+                # from the opcode and the line, so locations repeat
+                op = None
+                if rnd.random() < 0.8:
+                    op = opnames[rnd.randrange(len(opnames))] if rnd.random() < 0.5 else opnames[sum(map(ord, fid)) % 3]
+                    cur.opcodes[op] = cur.opcodes.get(op, 0) + 1
+                    t_ops = cur.topcodes.setdefault(tid, {})
+                    t_ops[op] = t_ops.get(op, 0) + 1
+                k = opnames.index(op) if op else len(opnames)
+                col = 4 + 6 * k
+                ins = (2 * (k + 8 * (line - first)), op[0] if op else None, op[1] if op else None,
+                       line, line, col, col + 5 + k)
+                cur.instr[ins] = cur.instr.get(ins, 0) + 1
     return finish(root, procs, threads, rate, duration, n_records, no_py, truncated, partial, frames,
                   min_fraction=0.001, lost=3, unresolved=2)
 

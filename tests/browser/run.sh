@@ -8,6 +8,11 @@
 #   tests/browser/run.sh --diff PAGE.html DIFF.json [--label L] [--expect CASE] [--diff PAGE2.html DIFF2.json ...]
 #                                                 differential pages (`tachyon-bpf diff ... -o x.html -o x.json`)
 #                                                 with diff.test.mjs; tests/browser/diff.sh makes real ones
+#   tests/browser/run.sh --opcodes PAGE.html PROFILE.json FUNCTION [--label L] [--thread-of CALLER]
+#                        [--expect-op NAME=BASE ...] [--expect-line N] [--opcodes PAGE2.html ...]
+#                                                 the whole page test plus the Instructions panel of
+#                                                 FUNCTION (opcodes, per thread with --thread-of);
+#                                                 tests/browser/opcodes.sh makes real captures
 #
 # A page may be one written by `tachyon-bpf -o x.html` (with the tree JSON from `-o x.json`
 # of the same capture) or built by make_page.py. Screenshots and the exported SVG go to
@@ -60,7 +65,22 @@ run_one() { # [--script diff.test.mjs] test args...; accumulates the "N passed, 
 	fi
 }
 
-if [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = --diff ]; then
+if [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = --opcodes ]; then
+	# groups: --opcodes PAGE JSON FUNCTION [options for flamegraph.test.mjs ...]
+	i=0
+	while [ $i -lt ${#args[@]} ]; do
+		[ "${args[$i]}" = --opcodes ] || { echo "run.sh: expected --opcodes, got ${args[$i]}" >&2; exit 2; }
+		page=${args[$((i + 1))]:-} json=${args[$((i + 2))]:-} fn=${args[$((i + 3))]:-}
+		[ -n "$page" ] && [ -n "$json" ] && [ -n "$fn" ] || { echo "run.sh: --opcodes needs PAGE.html PROFILE.json FUNCTION" >&2; exit 2; }
+		i=$((i + 4))
+		opts=()
+		while [ $i -lt ${#args[@]} ] && [ "${args[$i]}" != --opcodes ]; do opts+=("${args[$i]}"); i=$((i + 1)); done
+		has_label=0
+		for o in "${opts[@]}"; do [ "$o" = --label ] && has_label=1; done
+		[ $has_label -eq 1 ] || opts+=(--label opcodes)
+		run_one "$page" "$json" "$fn" --opcodes "$fn" --perf "${opts[@]}"
+	done
+elif [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = --diff ]; then
 	# groups: --diff PAGE JSON [options for diff.test.mjs ...]
 	i=0
 	while [ $i -lt ${#args[@]} ]; do
