@@ -5,43 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "mem.h"
 #include "capture.h"
 
-struct buf {
-	unsigned char *d;
-	size_t n, cap;
-};
 
-static unsigned char *room(struct buf *b, size_t len)
+static void put_le(struct tb_buf *b, uint64_t v, int bytes)
 {
-	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-
-		while (b->n + len > cap)
-			cap *= 2;
-		b->d = realloc(b->d, cap);
-		if (!b->d)
-			abort();
-		b->cap = cap;
-	}
-	b->n += len;
-	return b->d + b->n - len;
-}
-
-static void put_le(struct buf *b, uint64_t v, int bytes)
-{
-	unsigned char *d = room(b, (size_t)bytes);
+	unsigned char *d = tb_buf_room(b, (size_t)bytes);
 
 	for (int i = 0; i < bytes; i++)
 		d[i] = (unsigned char)(v >> (8 * i));
 }
 
-static void u8(struct buf *b, unsigned v) { put_le(b, v, 1); }
-static void u16(struct buf *b, unsigned v) { put_le(b, v, 2); }
-static void u32(struct buf *b, uint32_t v) { put_le(b, v, 4); }
-static void u64(struct buf *b, uint64_t v) { put_le(b, v, 8); }
+static void u8(struct tb_buf *b, unsigned v) { put_le(b, v, 1); }
+static void u16(struct tb_buf *b, unsigned v) { put_le(b, v, 2); }
+static void u32(struct tb_buf *b, uint32_t v) { put_le(b, v, 4); }
+static void u64(struct tb_buf *b, uint64_t v) { put_le(b, v, 8); }
 
-static void f64(struct buf *b, double v)
+static void f64(struct tb_buf *b, double v)
 {
 	uint64_t bits;
 
@@ -50,16 +31,16 @@ static void f64(struct buf *b, double v)
 }
 
 /* u32 length, the bytes, a NUL */
-static void str(struct buf *b, const char *s, size_t max)
+static void str(struct tb_buf *b, const char *s, size_t max)
 {
 	size_t len = strnlen(s, max);
 
 	u32(b, (uint32_t)len);
-	memcpy(room(b, len), s, len);
+	memcpy(tb_buf_room(b, len), s, len);
 	u8(b, 0);
 }
 
-static void put_meta(struct buf *b, const struct tb_profile *p)
+static void put_meta(struct tb_buf *b, const struct tb_profile *p)
 {
 	u32(b, p->hz);
 	u32(b, p->max_depth);
@@ -84,7 +65,7 @@ static void put_meta(struct buf *b, const struct tb_profile *p)
 	f64(b, p->min_fraction);
 }
 
-static void put_strings(struct buf *b, const struct tb_profile *p)
+static void put_strings(struct tb_buf *b, const struct tb_profile *p)
 {
 	if (!p->strs.n) { /* never for an initialized profile: id 0 is "" */
 		u32(b, 1);
@@ -96,7 +77,7 @@ static void put_strings(struct buf *b, const struct tb_profile *p)
 		str(b, p->strs.strs[i], (size_t)-1);
 }
 
-static void put_processes(struct buf *b, const struct tb_profile *p)
+static void put_processes(struct tb_buf *b, const struct tb_profile *p)
 {
 	u32(b, p->nprocs);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
@@ -119,7 +100,7 @@ static void put_processes(struct buf *b, const struct tb_profile *p)
 	}
 }
 
-static void put_threads(struct buf *b, const struct tb_profile *p)
+static void put_threads(struct tb_buf *b, const struct tb_profile *p)
 {
 	u32(b, p->nthreads);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
@@ -142,7 +123,7 @@ static void put_threads(struct buf *b, const struct tb_profile *p)
 	}
 }
 
-static void put_codes(struct buf *b, const struct tb_profile *p)
+static void put_codes(struct tb_buf *b, const struct tb_profile *p)
 {
 	u32(b, p->sym.n);
 	for (uint32_t i = 0; i < p->sym.n; i++) {
@@ -160,11 +141,11 @@ static void put_codes(struct buf *b, const struct tb_profile *p)
 		u32(b, c->nbytes);
 		u32(b, tlen);
 		if (tlen)
-			memcpy(room(b, tlen), c->linetable, tlen);
+			memcpy(tb_buf_room(b, tlen), c->linetable, tlen);
 	}
 }
 
-static void put_stacks(struct buf *b, const struct tb_profile *p)
+static void put_stacks(struct tb_buf *b, const struct tb_profile *p)
 {
 	u32(b, p->nstacks);
 	for (uint32_t i = 0; i < p->nstacks; i++) {
@@ -186,7 +167,7 @@ static void put_stacks(struct buf *b, const struct tb_profile *p)
 
 int tb_write_capture(const struct tb_profile *p, FILE *f)
 {
-	struct buf pay = { 0 }, hdr = { 0 };
+	struct tb_buf pay = { 0 }, hdr = { 0 };
 	unsigned char *z = NULL;
 	uLongf zlen;
 	int rc = -1;
@@ -206,7 +187,7 @@ int tb_write_capture(const struct tb_profile *p, FILE *f)
 		goto out;
 	if (compress2(z, &zlen, pay.d, pay.n, 6) != Z_OK)
 		goto out;
-	memcpy(room(&hdr, TB_CAP_MAGIC_LEN), TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
+	memcpy(tb_buf_room(&hdr, TB_CAP_MAGIC_LEN), TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
 	u16(&hdr, TB_CAP_VERSION);
 	u16(&hdr, TB_CAP_FLAG_ZLIB);
 	u32(&hdr, 0);

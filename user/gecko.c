@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include "mem.h"
 #include "jsonw.h"
 #include "keymap.h"
 #include "opcodes.h"
@@ -87,21 +88,9 @@ struct ctx {
 	uint32_t nmk, capmk;
 };
 
-static void *xgrow(void *a, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return a;
-	while (*cap < need)
-		*cap = *cap ? *cap * 2 : 256;
-	a = realloc(a, (size_t)*cap * elem);
-	if (!a)
-		abort();
-	return a;
-}
-
 static uint32_t str_push(struct strs *s, uint32_t sid, const char *lit)
 {
-	s->list = xgrow(s->list, &s->cap, s->n + 1, sizeof(*s->list));
+	s->list = tb_grow(s->list, &s->cap, s->n + 1, sizeof(*s->list), 256);
 	s->list[s->n].sid = sid;
 	s->list[s->n].lit = lit;
 	return s->n++;
@@ -185,7 +174,7 @@ static void collect_opcodes(const struct tb_profile *p, struct opsub *o)
 		if (k == o->n) {
 			if (o->n >= 65000)
 				continue;
-			o->names = xgrow(o->names, &o->cap, o->n + 1, sizeof(char *));
+			o->names = tb_grow(o->names, &o->cap, o->n + 1, sizeof(char *), 256);
 			o->names[o->n] = strdup(name);
 			if (!o->names[o->n++])
 				abort();
@@ -200,7 +189,7 @@ static uint32_t add_resource(struct ctx *g, uint32_t filename)
 	uint32_t r = tb_keymap_get(&g->t.res, filename, 0, 0, 0, &added);
 
 	if (added) {
-		g->t.resname = xgrow(g->t.resname, &g->t.capres, r + 1, sizeof(uint32_t));
+		g->t.resname = tb_grow(g->t.resname, &g->t.capres, r + 1, sizeof(uint32_t), 256);
 		g->t.resname[r] = str_sid(&g->s, filename);
 	}
 	return r;
@@ -217,7 +206,7 @@ static uint32_t add_func(struct ctx *g, const struct tb_code *c, int kind)
 
 	if (!added)
 		return i;
-	t->fn = xgrow(t->fn, &t->capfn, i + 1, sizeof(*t->fn));
+	t->fn = tb_grow(t->fn, &t->capfn, i + 1, sizeof(*t->fn), 256);
 	fn = &t->fn[i];
 	fn->js = kind == K_PYTHON;
 	fn->file = NONE;
@@ -243,7 +232,7 @@ static uint32_t add_frame(struct ctx *g, uint32_t func, int32_t line, int cat, u
 	uint32_t i = tb_keymap_get(&t->frames, func, (uint32_t)line, (uint32_t)cat, subcat, &added);
 
 	if (added) {
-		t->fr = xgrow(t->fr, &t->capfr, i + 1, sizeof(*t->fr));
+		t->fr = tb_grow(t->fr, &t->capfr, i + 1, sizeof(*t->fr), 256);
 		t->fr[i] = (struct gframe){ func, line, (uint8_t)cat, (uint16_t)subcat };
 	}
 	return i;
@@ -256,7 +245,7 @@ static uint32_t add_stack(struct ctx *g, uint32_t prefix, uint32_t frame)
 	uint32_t i = tb_keymap_get(&t->stacks, prefix, frame, 0, 0, &added);
 
 	if (added) {
-		t->st = xgrow(t->st, &t->capst, i + 1, sizeof(*t->st));
+		t->st = tb_grow(t->st, &t->capst, i + 1, sizeof(*t->st), 256);
 		t->st[i] = (struct gstack){ frame, prefix };
 	}
 	return i;
@@ -329,7 +318,7 @@ static void put_line(FILE *f, int32_t v)
 static void add_marker(struct ctx *g, const char *name, uint64_t from, uint64_t to, int cat,
 		       int status)
 {
-	g->mk = xgrow(g->mk, &g->capmk, g->nmk + 1, sizeof(*g->mk));
+	g->mk = tb_grow(g->mk, &g->capmk, g->nmk + 1, sizeof(*g->mk), 256);
 	g->mk[g->nmk++] = (struct marker){ str_lit(&g->s, name), from, to, (uint8_t)cat,
 					   (uint8_t)status, to - from };
 }

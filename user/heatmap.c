@@ -3,6 +3,7 @@
  * with the source text read at capture time. */
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "functab.h"
 #include "jsonw.h"
 #include "opcodes.h"
@@ -38,15 +39,6 @@ struct heat {
 	uint32_t *slots, nslots;   /* (file, line) -> lines index + 1 */
 };
 
-static void *grow(void *p, uint32_t *cap, size_t elem)
-{
-	*cap = *cap ? *cap * 2 : 256;
-	p = realloc(p, (size_t)*cap * elem);
-	if (!p)
-		abort();
-	return p;
-}
-
 static uint64_t line_hash(uint32_t file, int32_t line)
 {
 	uint64_t k = ((uint64_t)file << 32) | (uint32_t)line;
@@ -80,7 +72,7 @@ static struct hline *line_entry(struct heat *h, uint32_t file, int32_t line)
 			return l;
 	}
 	if (h->nlines == h->caplines)
-		h->lines = grow(h->lines, &h->caplines, sizeof(*h->lines));
+		h->lines = tb_grow(h->lines, &h->caplines, h->nlines + 1, sizeof(*h->lines), 256);
 	memset(&h->lines[h->nlines], 0, sizeof(h->lines[0]));
 	h->lines[h->nlines].file = file;
 	h->lines[h->nlines].line = line;
@@ -94,7 +86,7 @@ static struct hfile *file_entry(struct heat *h, uint32_t file)
 		if (h->files[i].file == file)
 			return &h->files[i];
 	if (h->nfiles == h->capfiles)
-		h->files = grow(h->files, &h->capfiles, sizeof(*h->files));
+		h->files = tb_grow(h->files, &h->capfiles, h->nfiles + 1, sizeof(*h->files), 256);
 	memset(&h->files[h->nfiles], 0, sizeof(h->files[0]));
 	h->files[h->nfiles].file = file;
 	return &h->files[h->nfiles++];
@@ -113,7 +105,7 @@ static void add_instruction(struct heat *h, const struct tb_sframe *f, const str
 			return;
 		}
 	if (h->nins == h->capins)
-		h->ins = grow(h->ins, &h->capins, sizeof(*h->ins));
+		h->ins = tb_grow(h->ins, &h->capins, h->nins + 1, sizeof(*h->ins), 256);
 	h->ins[h->nins++] = (struct hinstr){ f->code, f->offset, *loc, f->opcode, f->has_opcode, count };
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include "mem.h"
 #include "jsonw.h"
 #include "keymap.h"
 #include "opcodes.h"
@@ -41,18 +42,6 @@ struct ctx {
 	uint32_t nstr, nframes;
 };
 
-static void *xgrow(void *a, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return a;
-	while (*cap < need)
-		*cap = *cap ? *cap * 2 : 64;
-	a = realloc(a, (size_t)*cap * elem);
-	if (!a)
-		abort();
-	return a;
-}
-
 static uint32_t frame_of(struct ctx *g, const struct tb_sframe *sf)
 {
 	const struct tb_profile *p = g->p;
@@ -67,7 +56,7 @@ static uint32_t frame_of(struct ctx *g, const struct tb_sframe *sf)
 	i = tb_keymap_get(&g->fmap, c->qualname, c->filename, (uint32_t)c->firstlineno,
 			  (uint32_t)loc.line, &added);
 	if (added) {
-		g->fr = xgrow(g->fr, &g->capfr, i + 1, sizeof(*g->fr));
+		g->fr = tb_grow(g->fr, &g->capfr, i + 1, sizeof(*g->fr), 64);
 		g->fr[i] = (struct jframe){ c->qualname, c->filename, c->firstlineno, loc.line, NONE,
 					    0, 0, 0 };
 	}
@@ -91,8 +80,8 @@ static uint32_t opcode_of(struct ctx *g, const struct tb_sframe *leaf)
 	if (k == g->nops) {
 		uint32_t cap = g->capops;
 
-		g->ops = xgrow(g->ops, &g->capops, k + 1, sizeof(char *));
-		g->op_out = xgrow(g->op_out, &cap, k + 1, sizeof(uint32_t));
+		g->ops = tb_grow(g->ops, &g->capops, k + 1, sizeof(char *), 64);
+		g->op_out = tb_grow(g->op_out, &cap, k + 1, sizeof(uint32_t), 64);
 		g->op_out[k] = 0;
 		if (!(g->ops[k] = strdup(name)))
 			abort();

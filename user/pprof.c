@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "mem.h"
 #include "functab.h"
 #include "output.h"
 
@@ -17,10 +18,6 @@
 enum { P_SAMPLE_TYPE = 1, P_SAMPLE, P_MAPPING, P_LOCATION, P_FUNCTION, P_STRING_TABLE,
        P_TIME_NANOS = 9, P_DURATION_NANOS, P_PERIOD_TYPE, P_PERIOD, P_COMMENT, P_DEFAULT_SAMPLE_TYPE };
 
-struct buf {
-	unsigned char *d;
-	size_t n, cap;
-};
 
 struct locs {           /* (function index, line) -> location id */
 	uint64_t *keys;
@@ -28,24 +25,7 @@ struct locs {           /* (function index, line) -> location id */
 	uint32_t *slots, nslots;
 };
 
-static void put(struct buf *b, const void *src, size_t len)
-{
-	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (b->n + len > cap)
-			cap *= 2;
-		b->d = realloc(b->d, cap);
-		if (!b->d)
-			abort();
-		b->cap = cap;
-	}
-	if (len)
-		memcpy(b->d + b->n, src, len);
-	b->n += len;
-}
-
-static void varint(struct buf *b, uint64_t v)
+static void varint(struct tb_buf *b, uint64_t v)
 {
 	unsigned char t[10];
 	size_t n = 0;
@@ -54,24 +34,24 @@ static void varint(struct buf *b, uint64_t v)
 		t[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
 		v >>= 7;
 	} while (v);
-	put(b, t, n);
+	tb_buf_put(b, t, n);
 }
 
-static void field_int(struct buf *b, unsigned field, uint64_t v)
+static void field_int(struct tb_buf *b, unsigned field, uint64_t v)
 {
 	varint(b, (uint64_t)field << 3);
 	varint(b, v);
 }
 
-static void field_bytes(struct buf *b, unsigned field, const void *d, size_t len)
+static void field_bytes(struct tb_buf *b, unsigned field, const void *d, size_t len)
 {
 	varint(b, ((uint64_t)field << 3) | 2);
 	varint(b, len);
-	put(b, d, len);
+	tb_buf_put(b, d, len);
 }
 
 /* a nested message: its encoding in m, then m is emptied */
-static void field_msg(struct buf *b, unsigned field, struct buf *m)
+static void field_msg(struct tb_buf *b, unsigned field, struct tb_buf *m)
 {
 	field_bytes(b, field, m->d, m->n);
 	m->n = 0;
@@ -119,7 +99,7 @@ struct ctx {
 	struct tb_strtab strs;     /* the profile's string_table; id 0 is "" */
 	struct tb_functab funcs;
 	struct locs locs;
-	struct buf locations, m;
+	struct tb_buf locations, m;
 	int64_t period;
 };
 
@@ -136,7 +116,7 @@ static uint64_t frame_location(struct ctx *c, const struct tb_code *code, int32_
 	uint32_t id = loc_id(&c->locs, fi, line, &is_new);
 
 	if (is_new) {
-		struct buf l = { 0 };
+		struct tb_buf l = { 0 };
 
 		field_int(&l, 1, fi + 1);            /* Line.function_id */
 		field_int(&l, 2, (uint64_t)(int64_t)line);
@@ -148,20 +128,20 @@ static uint64_t frame_location(struct ctx *c, const struct tb_code *code, int32_
 	return id;
 }
 
-static void label(struct buf *b, struct buf *tmp, uint64_t key, int is_str, uint64_t v)
+static void label(struct tb_buf *b, struct tb_buf *tmp, uint64_t key, int is_str, uint64_t v)
 {
 	field_int(tmp, 1, key);
 	field_int(tmp, is_str ? 2 : 3, v);
 	field_msg(b, 3, tmp);
 }
 
-static void add_sample(struct ctx *c, struct buf *out, const struct tb_stack *st)
+static void add_sample(struct ctx *c, struct tb_buf *out, const struct tb_stack *st)
 {
 	const struct tb_profile *p = c->p;
 	const struct tb_sframe *f = tb_stack_frames(p, st);
 	const struct tb_tinfo *t = &p->threads[st->thread];
 	int pi = tb_profile_find_process(p, t->pid);
-	struct buf ids = { 0 }, vals = { 0 }, sm = { 0 }, tmp = { 0 };
+	struct tb_buf ids = { 0 }, vals = { 0 }, sm = { 0 }, tmp = { 0 };
 
 	for (uint16_t i = 0; i < st->depth; i++) {
 		const struct tb_code *code = &p->sym.codes[f[i].code];
@@ -195,7 +175,7 @@ static void add_sample(struct ctx *c, struct buf *out, const struct tb_stack *st
 	free(tmp.d);
 }
 
-static void value_type(struct ctx *c, struct buf *out, unsigned field, const char *type,
+static void value_type(struct ctx *c, struct tb_buf *out, unsigned field, const char *type,
 		       const char *unit)
 {
 	field_int(&c->m, 1, s(c, type));
@@ -203,7 +183,7 @@ static void value_type(struct ctx *c, struct buf *out, unsigned field, const cha
 	field_msg(out, field, &c->m);
 }
 
-static void functions(struct ctx *c, struct buf *out)
+static void functions(struct ctx *c, struct tb_buf *out)
 {
 	for (uint32_t i = 0; i < c->funcs.n; i++) {
 		const struct tb_func *fn = &c->funcs.f[i];
@@ -244,7 +224,7 @@ static int utf8_len(const unsigned char *s)
 }
 
 /* A string_table entry, invalid UTF-8 bytes replaced by U+FFFD. */
-static void string_entry(struct buf *out, struct buf *tmp, const char *str)
+static void string_entry(struct tb_buf *out, struct tb_buf *tmp, const char *str)
 {
 	const unsigned char *u = (const unsigned char *)str;
 
@@ -252,13 +232,13 @@ static void string_entry(struct buf *out, struct buf *tmp, const char *str)
 	while (*u) {
 		int n = utf8_len(u);
 
-		put(tmp, n ? (const void *)u : "\xef\xbf\xbd", n ? (size_t)n : 3);
+		tb_buf_put(tmp, n ? (const void *)u : "\xef\xbf\xbd", n ? (size_t)n : 3);
 		u += n ? n : 1;
 	}
 	field_bytes(out, P_STRING_TABLE, tmp->d, tmp->n);
 }
 
-static int gzip_out(const struct buf *b, FILE *f)
+static int gzip_out(const struct tb_buf *b, FILE *f)
 {
 	unsigned char chunk[65536];
 	size_t off = 0;
@@ -292,7 +272,7 @@ static int gzip_out(const struct buf *b, FILE *f)
 int tb_write_pprof(const struct tb_profile *p, FILE *f)
 {
 	struct ctx c = { .p = p };
-	struct buf out = { 0 }, samples = { 0 };
+	struct tb_buf out = { 0 }, samples = { 0 };
 	/* wall mode weighs off-CPU time too */
 	const char *measure = p->mode == TB_MODE_WALL ? "wall" : "cpu";
 	int rc;
@@ -304,8 +284,8 @@ int tb_write_pprof(const struct tb_profile *p, FILE *f)
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		if (p->stacks[i].count) /* wall mode: an off-CPU stack may have no weight yet */
 			add_sample(&c, &samples, &p->stacks[i]);
-	put(&out, samples.d, samples.n);
-	put(&out, c.locations.d, c.locations.n);
+	tb_buf_put(&out, samples.d, samples.n);
+	tb_buf_put(&out, c.locations.d, c.locations.n);
 	functions(&c, &out);
 	field_int(&out, P_TIME_NANOS, (uint64_t)p->start_unix * 1000000000u);
 	field_int(&out, P_DURATION_NANOS, p->duration_s > 0 && p->duration_s < 9e9 ?

@@ -4,17 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "profile.h"
 #include "pythreads.h"
-
-static void *grow(void *p, uint32_t *cap, size_t elem)
-{
-	*cap = *cap ? *cap * 2 : 64;
-	p = realloc(p, (size_t)*cap * elem);
-	if (!p)
-		abort();
-	return p;
-}
 
 void tb_profile_init(struct tb_profile *p)
 {
@@ -48,7 +40,7 @@ uint32_t tb_profile_add_process(struct tb_profile *p, const struct tb_target *t)
 	struct tb_pinfo *pi;
 
 	if (p->nprocs == p->capprocs)
-		p->procs = grow(p->procs, &p->capprocs, sizeof(*p->procs));
+		p->procs = tb_grow(p->procs, &p->capprocs, p->nprocs + 1, sizeof(*p->procs), 64);
 	pi = &p->procs[p->nprocs];
 	memset(pi, 0, sizeof(*pi));
 	pi->target = *t;
@@ -115,7 +107,7 @@ static uint32_t find_thread(struct tb_profile *p, const struct tb_sample_hdr *h)
 		if (p->threads[i].tid == h->tid && p->threads[i].pid == h->pid)
 			return i;
 	if (p->nthreads == p->capthreads)
-		p->threads = grow(p->threads, &p->capthreads, sizeof(*p->threads));
+		p->threads = tb_grow(p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads), 64);
 	t = &p->threads[p->nthreads];
 	memset(t, 0, sizeof(*t));
 	t->pid = h->pid;
@@ -211,7 +203,7 @@ static uint32_t add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind, 
 		}
 	}
 	if (p->nstacks == p->capstacks)
-		p->stacks = grow(p->stacks, &p->capstacks, sizeof(*p->stacks));
+		p->stacks = tb_grow(p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks), 64);
 	s = &p->stacks[p->nstacks];
 	s->hash = h;
 	s->count = count;
@@ -432,7 +424,7 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
 	struct tb_tinfo *t;
 
 	if (p->nthreads == p->capthreads)
-		p->threads = grow(p->threads, &p->capthreads, sizeof(*p->threads));
+		p->threads = tb_grow(p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads), 64);
 	t = &p->threads[p->nthreads];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;

@@ -4,16 +4,8 @@
  * that totals for one thread can be computed from the node alone. */
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "tree.h"
-
-static void *grow_array(void *p, uint32_t *cap, size_t elem, uint32_t first)
-{
-	*cap = *cap ? *cap * 2 : first;
-	p = realloc(p, (size_t)*cap * elem);
-	if (!p)
-		abort();
-	return p;
-}
 
 static uint64_t node_hash(uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
 {
@@ -46,7 +38,7 @@ static uint32_t new_node(struct tb_tree *t, uint32_t parent, uint8_t kind, uint3
 	struct tb_tnode *x;
 
 	if (t->nn == t->cap)
-		t->n = grow_array(t->n, &t->cap, sizeof(*t->n), 1024);
+		t->n = tb_grow(t->n, &t->cap, t->nn + 1, sizeof(*t->n), 1024);
 	x = &t->n[t->nn];
 	memset(x, 0, sizeof(*x));
 	x->kind = kind;
@@ -97,7 +89,7 @@ static void add_weight(struct tb_tnode *x, uint32_t thread, uint64_t count, int 
 		}
 	if (!v) {
 		if (x->ntv == x->captv)
-			x->tv = grow_array(x->tv, &x->captv, sizeof(*x->tv), 2);
+			x->tv = tb_grow(x->tv, &x->captv, x->ntv + 1, sizeof(*x->tv), 2);
 		v = &x->tv[x->ntv++];
 		memset(v, 0, sizeof(*v));
 		v->thread = thread;
@@ -118,7 +110,7 @@ static void add_line(struct tb_tnode *x, const struct tb_location *loc, uint64_t
 		}
 	if (!v) {
 		if (x->nlv == x->caplv)
-			x->lv = grow_array(x->lv, &x->caplv, sizeof(*x->lv), 2);
+			x->lv = tb_grow(x->lv, &x->caplv, x->nlv + 1, sizeof(*x->lv), 2);
 		v = &x->lv[x->nlv++];
 		memset(v, 0, sizeof(*v));
 		v->line = loc->line;
@@ -147,7 +139,7 @@ static void add_opcode(struct tb_tnode *x, uint32_t thread, uint8_t opcode, uint
 			return;
 		}
 	if (x->nov == x->capov)
-		x->ov = grow_array(x->ov, &x->capov, sizeof(*x->ov), 2);
+		x->ov = tb_grow(x->ov, &x->capov, x->nov + 1, sizeof(*x->ov), 2);
 	x->ov[x->nov++] = (struct tb_oval){ thread, opcode, count };
 }
 
@@ -164,7 +156,7 @@ static void add_instruction(struct tb_tnode *x, const struct tb_sframe *f, const
 			return;
 		}
 	if (x->niv == x->capiv)
-		x->iv = grow_array(x->iv, &x->capiv, sizeof(*x->iv), 2);
+		x->iv = tb_grow(x->iv, &x->capiv, x->niv + 1, sizeof(*x->iv), 2);
 	x->iv[x->niv++] = (struct tb_ival){ f->offset, f->opcode, f->has_opcode, *loc, count };
 }
 

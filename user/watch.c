@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "mem.h"
 #include "discover.h"
 #include "symbolize.h"
 #include "watch.h"
@@ -22,15 +23,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void *grow(void *p, uint32_t *cap, size_t elem)
-{
-	*cap = *cap ? *cap * 2 : 16;
-	p = realloc(p, (size_t)*cap * elem);
-	if (!p)
-		abort();
-	return p;
-}
-
 static void add_pending(struct tb_watch *w, pid_t pid)
 {
 	uint64_t now = now_ns();
@@ -41,7 +33,7 @@ static void add_pending(struct tb_watch *w, pid_t pid)
 			return;
 		}
 	if (w->npending == w->cappending)
-		w->pending = grow(w->pending, &w->cappending, sizeof(*w->pending));
+		w->pending = tb_grow(w->pending, &w->cappending, w->npending + 1, sizeof(*w->pending), 16);
 	w->pending[w->npending++] = (struct tb_pending){ pid, now, now };
 }
 
@@ -71,7 +63,7 @@ static void on_event(void *ctx, const struct tb_sample_hdr *h)
 		break;
 	case TB_REC_EXIT:
 		if (w->nexited == w->capexited)
-			w->exited = grow(w->exited, &w->capexited, sizeof(*w->exited));
+			w->exited = tb_grow(w->exited, &w->capexited, w->nexited + 1, sizeof(*w->exited), 16);
 		w->exited[w->nexited++] = (pid_t)h->pid;
 		break;
 	}

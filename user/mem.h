@@ -1,0 +1,22 @@
+/* mem.h: growable arrays and byte buffers (allocation failure aborts: a
+ * profiler that cannot allocate has nothing sensible left to do). */
+#ifndef TB_MEM_H
+#define TB_MEM_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Make room for `need` elements of `elem` bytes in a (capacity *cap,
+ * doubling from `first`); returns the possibly moved array. */
+void *tb_grow(void *a, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
+
+struct tb_buf {
+	unsigned char *d;
+	size_t n, cap;
+};
+
+/* Append len bytes (uninitialized) and return where they start. */
+unsigned char *tb_buf_room(struct tb_buf *b, size_t len);
+/* Append len bytes from src. */
+void tb_buf_put(struct tb_buf *b, const void *src, size_t len);
+
+#endif
