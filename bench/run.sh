@@ -328,7 +328,6 @@ import json, statistics, sys
 meta = json.load(open(sys.argv[1]))["meta"]
 rt, cnt = (int(x) for x in sys.argv[2].split())
 ratios = sorted(float(x) for x in sys.argv[3:])
-records = meta["samples"] + meta.get("off_cpu_samples", 0)
 print("\n## 5. Wall mode (`--mode wall`)\n")
 print("`bench/thread_switch.py`: 8 threads alternating ~0.1 ms of Python with `time.sleep(0.0002)`; "
       "paired runs without / with `tachyon-bpf --mode wall -r 99`. The sched_switch program runs on every "
@@ -340,7 +339,7 @@ dur = 1.0
 print("| %d | %+.1f%% | %+.1f%% .. %+.1f%% | %s | %s | %d | %d |" % (
     len(ratios), 100 * med, 100 * (ratios[0] - 1) if ratios else 0, 100 * (ratios[-1] - 1) if ratios else 0,
     "{:,}".format(int(cnt / dur)) if cnt else "n/a", "{:,}".format(rt // cnt) if cnt else "n/a",
-    meta.get("samples", 0), meta.get("lost", 0)))
+    meta.get("off_cpu_records", 0), meta.get("lost", 0)))
 PYEOF
 fi
 
