@@ -54,7 +54,9 @@ static void print_opcodes(const struct tb_profile *p, FILE *out, unsigned top)
 		op = f[0].opcode;
 		name = tb_opcode_name(minor, op, buf, sizeof(buf));
 		with += s->count;
-		if (tb_opcode_base(minor, op) != op)
+		/* 3.11's *_ADAPTIVE forms are the not-yet-specialized ones */
+		if (tb_opcode_base(minor, op) != op &&
+		    !(strlen(name) > 9 && !strcmp(name + strlen(name) - 9, "_ADAPTIVE")))
 			specialized += s->count;
 		for (k = 0; k < nops && strcmp(ops[k].name, name); k++)
 			;
