@@ -83,7 +83,7 @@ mkdir -p "$pages"
 	/usr/bin/python3.11 tests/workloads/hostile.py 2
 counted browser-synthetic bash tests/browser/run.sh
 counted browser-real bash tests/browser/run.sh "$pages/threads.html" "$pages/threads.json" alpha_work \
-	"$pages/hostile.html" "$pages/hostile.json"
+	"$pages/hostile.html" "$pages/hostile.json" Thread.run
 if [ -f tests/heatmap/run.sh ]; then
 	./tachyon-bpf -q -r 999 -o "$pages/heat.heatmap.html" -o "$pages/heat.heatmap.json" -- \
 		/usr/bin/python3.11 tests/workloads/opcodes.py 1.5

@@ -72,7 +72,9 @@ function walk(n, fn, d = 0) { fn(n, d); for (const c of n.children || []) walk(c
 let nodeCount = 0;
 const selfByName = new Map();
 walk(tree, (n) => { nodeCount++; if (n.kind === 'frame' && n.self > 0) selfByName.set(n.name, (selfByName.get(n.name) || 0) + n.self); });
-const expectedFn = expectedArg || [...selfByName].sort((a, b) => b[1] - a[1]).map(([k]) => k).find((k) => /^[\w.<>]+$/.test(k));
+// the hottest plain-named function, wide enough to be drawn (>= 1% of the samples)
+const expectedFn = expectedArg || [...selfByName].sort((a, b) => b[1] - a[1])
+  .filter(([, v]) => v >= 0.01 * tree.value).map(([k]) => k).find((k) => /^[\w.<>]+$/.test(k));
 const threadIds = Object.keys(tree.thread_values || {}).sort((a, b) => tree.thread_values[b][0] - tree.thread_values[a][0]);
 /** Samples with a frame matching pred on the stack (nested matches counted once), for thread tid or all. */
 function matchCount(pred, tid) {
@@ -93,11 +95,15 @@ const xmlEsc = (s) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;',
 // Instructions panel: the function to select (--opcodes, else the frame with opcodes on the most
 // threads, then the most self samples; names the page shows unchanged only).
 let hasOps = false, autoOpFn = null, autoKey = [-1, -1];
+// only a name carried by one frame node: select(name) must land on that very node
+const nameCount = new Map();
+walk(tree, (n) => { if (n.kind === 'frame') nameCount.set(n.name, (nameCount.get(n.name) || 0) + 1); });
 walk(tree, (n) => {
   if (n.kind !== 'frame' || !Array.isArray(n.opcodes) || !n.opcodes.length) return;
   hasOps = true;
   const key = [Object.keys(n.thread_opcodes || {}).length, n.self];
-  if (/^[\w.<>]+$/.test(n.name) && (key[0] > autoKey[0] || (key[0] === autoKey[0] && key[1] > autoKey[1]))) { autoKey = key; autoOpFn = n.name; }
+  if (/^[\w.<>]+$/.test(n.name) && nameCount.get(n.name) === 1 && n.value >= 0.01 * tree.value &&
+      (key[0] > autoKey[0] || (key[0] === autoKey[0] && key[1] > autoKey[1]))) { autoKey = key; autoOpFn = n.name; }
 });
 const opFn = flags.opcodes || autoOpFn;
 /** Opcode rows of JSON nodes (tid: their thread_opcodes), summed by (name, base), as the page should show them. */
