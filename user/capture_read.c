@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "mem.h"
 #include "capture.h"
 
 /* deflate cannot compress better than about 1032:1 */
@@ -257,7 +258,7 @@ static int sort_pids(struct rd *r, const struct tb_profile *p)
 	for (uint32_t i = 0; i < p->nprocs; i++)
 		r->pids[i] = (uint32_t)p->procs[i].target.pid;
 	r->npids = p->nprocs;
-	qsort(r->pids, r->npids, sizeof(*r->pids), cmp_u32);
+	tb_qsort(r->pids, r->npids, sizeof(*r->pids), cmp_u32);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "diff.h"
 #include "jsonw.h"
 #include "treejson.h"
@@ -265,7 +266,7 @@ static int setup(struct diffctx *d, const struct tb_profile *base, const struct 
 	if (!d->ckey_sorted)
 		return -1;
 	memcpy(d->ckey_sorted, d->ckey, d->ct.nn * sizeof(uint64_t));
-	qsort(d->ckey_sorted, d->ct.nn, sizeof(uint64_t), cmp_u64);
+	tb_qsort(d->ckey_sorted, d->ct.nn, sizeof(uint64_t), cmp_u64);
 	thread_keys(base, d->btkey);
 	thread_keys(cur, d->ctkey);
 	index_baseline(d);
@@ -393,7 +394,7 @@ int tb_write_diff_folded(const struct tb_profile *base, const struct tb_profile 
 
 	add_lines(&d, base, 0);
 	add_lines(&d, cur, 1);
-	qsort(d.l, d.n, sizeof(*d.l), cmp_dline);
+	tb_qsort(d.l, d.n, sizeof(*d.l), cmp_dline);
 	for (uint32_t i = 0; i < d.n; i++) {
 		uint64_t b = d.l[i].base, c = d.l[i].cur;
 

@@ -3,6 +3,7 @@
  * Python frames `qualname (file:line)`, then a space and the count. */
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "output.h"
 
 struct line {
@@ -86,7 +87,7 @@ int tb_write_folded(const struct tb_profile *p, FILE *f)
 		lines[n].text = stack_line(p, &p->stacks[i]);
 		lines[n++].count = p->stacks[i].count;
 	}
-	qsort(lines, n, sizeof(*lines), cmp_line);
+	tb_qsort(lines, n, sizeof(*lines), cmp_line);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t count = lines[i].count;
 

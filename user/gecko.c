@@ -516,7 +516,7 @@ static void write_thread(FILE *f, struct ctx *g, uint32_t ti, const uint32_t *li
 		for (uint64_t j = 0; j < c; j++)
 			order[k++] = (struct slot){ ((double)j + phase) / (double)c, i };
 	}
-	qsort(order, total, sizeof(*order), cmp_slot);
+	tb_qsort(order, total, sizeof(*order), cmp_slot);
 	for (k = 0; k < total; k++)
 		cls[k] = cls_of[order[k].local];
 

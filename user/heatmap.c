@@ -186,7 +186,7 @@ static void write_file(FILE *f, struct heat *h, const struct hfile *hf, const st
 	for (uint32_t i = 0; i < h->nlines; i++)
 		if (h->lines[i].file == hf->file)
 			lines[n++] = h->lines[i];
-	qsort(lines, n, sizeof(*lines), by_line);
+	tb_qsort(lines, n, sizeof(*lines), by_line);
 	for (uint32_t i = 0; i < n; i++)
 		fprintf(f, "%s[%d,%llu,%llu]", i ? "," : "", lines[i].line, (unsigned long long)lines[i].self,
 			(unsigned long long)lines[i].total);
@@ -235,7 +235,7 @@ int tb_write_heatmap_json(const struct tb_profile *p, FILE *f)
 
 	collect(&h);
 	tb_functab_count(&funcs, p);
-	qsort(h.files, h.nfiles, sizeof(*h.files), by_total);
+	tb_qsort(h.files, h.nfiles, sizeof(*h.files), by_total);
 	fprintf(f, "{\"format\":\"tachyon-bpf-heatmap\",\"version\":1,\"meta\":{\"rate_hz\":%u,"
 		"\"duration_s\":%.3f,\"samples\":%llu,\"python_samples\":%llu,\"processes\":[",
 		p->hz, p->duration_s, (unsigned long long)p->samples, (unsigned long long)p->python_samples);

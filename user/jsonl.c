@@ -273,7 +273,7 @@ int tb_write_jsonl(const struct tb_profile *p, FILE *f)
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		if (p->stacks[i].count && p->stacks[i].depth) /* wall: a stack may have no weight yet */
 			make_seq(g, &p->stacks[i], &q[n++]);
-	qsort(q, n, sizeof(*q), cmp_seq);
+	tb_qsort(q, n, sizeof(*q), cmp_seq);
 	for (uint32_t i = 0; i + 1 < n; i++)
 		if (cmp_seq(&q[i], &q[i + 1]) == 0) {
 			q[i + 1].count += q[i].count;

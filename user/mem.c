@@ -38,3 +38,9 @@ void tb_buf_put(struct tb_buf *b, const void *src, size_t len)
 	if (len)
 		memcpy(dst, src, len);
 }
+
+void tb_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}

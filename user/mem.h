@@ -19,4 +19,7 @@ unsigned char *tb_buf_room(struct tb_buf *b, size_t len);
 /* Append len bytes from src. */
 void tb_buf_put(struct tb_buf *b, const void *src, size_t len);
 
+/* qsort that accepts an empty (even NULL) array: qsort(NULL, 0, ...) is undefined. */
+void tb_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

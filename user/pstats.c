@@ -4,6 +4,7 @@
  * and cut at p->limit rows (--limit N, 0 = all). */
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "functab.h"
 #include "output.h"
 
@@ -99,7 +100,7 @@ int tb_write_pstats(const struct tb_profile *p, FILE *f)
 	tb_functab_count(&t, p);
 	sort_prof = p;
 	if (t.n)
-		qsort(t.f, t.n, sizeof(*t.f), cmps[p->sort_key >= 0 && p->sort_key <= 2 ? p->sort_key : 0]);
+		tb_qsort(t.f, t.n, sizeof(*t.f), cmps[p->sort_key >= 0 && p->sort_key <= 2 ? p->sort_key : 0]);
 	shown = p->limit && p->limit < t.n ? p->limit : t.n;
 	header(p, f, shown, t.n);
 	for (uint32_t i = 0; i < shown; i++) {

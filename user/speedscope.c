@@ -4,6 +4,7 @@
  * are root-first stacks of frame indices weighted in seconds of CPU. */
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "jsonw.h"
 #include "output.h"
 
@@ -139,7 +140,7 @@ static void write_profile(FILE *f, const struct tb_profile *p, uint32_t thread, 
 	int first = 1;
 
 	snprintf(name, len, "%s (tid %u, pid %u)", tname, t->tid, t->pid);
-	qsort(q, n, sizeof(*q), cmp_seq);
+	tb_qsort(q, n, sizeof(*q), cmp_seq);
 	for (uint32_t i = 0; i < n; i++)
 		total += q[i].count;
 	for (uint32_t i = 0; i < n; i++) {

@@ -2,6 +2,7 @@
  * functions by self and total samples. */
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "functab.h"
 #include "opcodes.h"
 #include "output.h"
@@ -105,9 +106,9 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 			p->procs[i].version, (unsigned long long)p->procs[i].samples,
 			p->procs[i].target.cmdline);
 	if (t.n && top) {
-		qsort(t.f, t.n, sizeof(*t.f), by_self);
+		tb_qsort(t.f, t.n, sizeof(*t.f), by_self);
 		print_top(p, out, t.f, t.n, top, "top functions by self samples");
-		qsort(t.f, t.n, sizeof(*t.f), by_total);
+		tb_qsort(t.f, t.n, sizeof(*t.f), by_total);
 		print_top(p, out, t.f, t.n, top, "top functions by total samples");
 		print_opcodes(p, out, top < 5 ? top : 5);
 	}

@@ -4,6 +4,7 @@
  * the window for the stacks its filter keeps. */
 #include <stdlib.h>
 #include <string.h>
+#include "mem.h"
 #include "opcodes.h"
 #include "topview.h"
 
@@ -203,7 +204,7 @@ void tb_top_compute(struct tb_topview *v)
 		}
 		v->rows[v->nrows++] = (struct tb_top_row){ i, f->self, f->total };
 	}
-	qsort(v->rows, v->nrows, sizeof(*v->rows), v->sort == TB_TOP_BY_TOTAL ? by_total : by_own);
+	tb_qsort(v->rows, v->nrows, sizeof(*v->rows), v->sort == TB_TOP_BY_TOTAL ? by_total : by_own);
 	keep_selection(v);
 }
 
@@ -358,7 +359,7 @@ unsigned tb_top_opcodes(struct tb_topview *v, struct tb_top_op *out, unsigned ma
 		if (f[0].has_opcode)
 			add_op(ops, &nops, v->p->sym.codes[f[0].code].py_minor, f[0].opcode, e->count);
 	}
-	qsort(ops, nops, sizeof(ops[0]), by_count);
+	tb_qsort(ops, nops, sizeof(ops[0]), by_count);
 	if (nops > max)
 		nops = max;
 	memcpy(out, ops, nops * sizeof(ops[0]));

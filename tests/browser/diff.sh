@@ -23,15 +23,9 @@ rounds=${TB_ROUNDS:-30}
 out=$here/out/diff
 work=$repo/tests/workloads/diffcase.py
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - [diff.sh] $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - [diff.sh] $*"; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]; exit $?; }
-step() { # description command...
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else bad "$what (exit $?)"; finish; fi
-}
+STEPS_NAME=diff.sh
+# shellcheck source=../lib/steps.sh
+. "$repo/tests/lib/steps.sh"
 
 # The page template is embedded at build time: rebuild when it is newer than the binary.
 if [ ! -x "$bin" ] || [ "$repo/user/assets/flamegraph.html" -nt "$bin" ]; then

@@ -27,15 +27,9 @@ out=$here/out/opcodes
 ops=$repo/tests/workloads/opcodes.py
 thr=$repo/tests/workloads/threads.py
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - [opcodes.sh] $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - [opcodes.sh] $*"; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]; exit $?; }
-step() { # description command...
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else bad "$what (exit $?)"; finish; fi
-}
+STEPS_NAME=opcodes.sh
+# shellcheck source=../lib/steps.sh
+. "$repo/tests/lib/steps.sh"
 
 # The page template is embedded at build time: rebuild when it is newer than the binary.
 if [ ! -x "$bin" ] || [ "$repo/user/assets/flamegraph.html" -nt "$bin" ]; then

@@ -21,22 +21,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-if [ ! -x /usr/bin/chromium ]; then
-	echo "== installing chromium (Debian package)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
-fi
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "== installing nodejs + npm (Debian packages)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq nodejs npm >/dev/null
-fi
-if [ ! -f "$here/node_modules/playwright-core/package.json" ]; then
-	echo "== npm ci (playwright-core)"
-	(cd "$here" && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
-fi
+# shellcheck source=../lib/browser-env.sh
+. "$repo/tests/lib/browser-env.sh"
+browser_env "$here"
 
 # Arguments (or TB_* variables) name the pages; without them, build synthetic ones.
 args=("$@")

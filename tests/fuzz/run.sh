@@ -5,6 +5,7 @@
 # file itself and its decompressed payload.
 #   tests/fuzz/run.sh [SECONDS] [CAPTURE.tbp]
 # Findings go to build/fuzz/artifacts/; the corpus grows in build/fuzz/corpus/.
+# TB_FUZZ_SEED (default 1) fixes libFuzzer's seed so a run can be repeated.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SECONDS_TO_RUN=${1:-60}
@@ -65,5 +66,5 @@ fi
 echo "fuzz: seeds: $(cd "$OUT/seeds" && ls | tr '\n' ' '), running ${SECONDS_TO_RUN}s"
 cd "$OUT"
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	./fuzz_capture -max_total_time="$SECONDS_TO_RUN" -max_len=131072 -rss_limit_mb=4096 \
+	./fuzz_capture -max_total_time="$SECONDS_TO_RUN" -seed="${TB_FUZZ_SEED:-1}" -max_len=131072 -rss_limit_mb=4096 \
 	-timeout=20 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/" "$OUT/corpus" "$OUT/seeds"

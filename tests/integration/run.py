@@ -8,26 +8,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tb  # noqa: E402
 
-results = {"passed": 0, "failed": 0}
+results = tb.results
 TMP = tempfile.mkdtemp(prefix="tb-it-")
 
 
-def check(name, fn, *args):
-    t0 = time.time()
-    try:
-        detail = fn(*args)
-        results["passed"] += 1
-        print("PASS %-45s %5.1fs %s" % (name, time.time() - t0, detail or ""), flush=True)
-    except Exception as e:  # noqa: BLE001
-        results["failed"] += 1
-        print("FAIL %-45s %s" % (name, e), flush=True)
-        if os.environ.get("TB_VERBOSE"):
-            traceback.print_exc()
+check = tb.check
 
 
 def capture(argv, extra=(), name="out"):

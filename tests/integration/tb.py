@@ -5,6 +5,8 @@ import os
 import re
 import subprocess
 import sys
+import time
+import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, "tachyon-bpf")
@@ -84,3 +86,20 @@ def marked_line(path, marker):
             if marker in line:
                 return i
     raise AssertionError("marker %r not in %s" % (marker, path))
+
+
+results = {"passed": 0, "failed": 0}
+
+
+def check(name, fn, *args):
+    """Run one check: PASS/FAIL line with its detail or error, counted in results."""
+    t0 = time.time()
+    try:
+        detail = fn(*args)
+        results["passed"] += 1
+        print("PASS %-45s %5.1fs %s" % (name, time.time() - t0, detail or ""), flush=True)
+    except Exception as e:  # noqa: BLE001
+        results["failed"] += 1
+        print("FAIL %-45s %s" % (name, e), flush=True)
+        if os.environ.get("TB_VERBOSE"):
+            traceback.print_exc()

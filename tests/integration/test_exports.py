@@ -23,13 +23,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tb  # noqa: E402
 
-results = {"passed": 0, "failed": 0}
+results = tb.results
 TMP = tempfile.mkdtemp(prefix="tb-exports-")
 PROTO = os.path.join(HERE, "profile.proto")
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -38,17 +37,7 @@ THREAD_RE = re.compile(r"^(?P<name>.*) \(tid (?P<tid>\d+)\)$")
 SS_NAME_RE = re.compile(r"^(?P<name>.*) \(tid (?P<tid>\d+), pid (?P<pid>\d+)\)$")
 
 
-def check(name, fn, *args):
-    t0 = time.time()
-    try:
-        detail = fn(*args)
-        results["passed"] += 1
-        print("PASS %-40s %5.1fs %s" % (name, time.time() - t0, detail or ""), flush=True)
-    except Exception as e:  # noqa: BLE001
-        results["failed"] += 1
-        print("FAIL %-40s %s" % (name, e), flush=True)
-        if os.environ.get("TB_VERBOSE"):
-            traceback.print_exc()
+check = tb.check
 
 
 def path(ext):

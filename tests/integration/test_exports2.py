@@ -24,7 +24,6 @@ import shutil
 import sys
 import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -32,7 +31,7 @@ import tb  # noqa: E402
 
 PYTHON = "/usr/bin/python3.11"
 RATE = 499
-results = {"passed": 0, "failed": 0}
+results = tb.results
 TMP = tempfile.mkdtemp(prefix="tb-exports2-")
 COLORS = {"transparent", "purple", "green", "orange", "yellow", "lightblue", "blue", "brown",
           "magenta", "red", "lightred", "darkgrey", "grey"}
@@ -42,17 +41,7 @@ FUNC_RE = re.compile(r"^(?P<name>.*) \((?P<file>.*):(?P<line>-?\d+)\)$")
 SYNTHETIC_OFF = {"<off-CPU>", "<waiting for GIL>"}
 
 
-def check(name, fn, *args):
-    t0 = time.time()
-    try:
-        detail = fn(*args)
-        results["passed"] += 1
-        print("PASS %-40s %5.1fs %s" % (name, time.time() - t0, detail or ""), flush=True)
-    except Exception as e:  # noqa: BLE001
-        results["failed"] += 1
-        print("FAIL %-40s %s" % (name, e), flush=True)
-        if os.environ.get("TB_VERBOSE"):
-            traceback.print_exc()
+check = tb.check
 
 
 def path(name):
