@@ -288,11 +288,18 @@ async function run() {
   for (const name of HOSTILE) {
     const c = await ev(page, (q) => tbView.search(q), name);
     check(`hostile name found by search: ${JSON.stringify(name.slice(0, 30))}`, c > 0, c);
-    const loc = await ev(page, (q) => tbView.locate(q), name);
+    let loc = await ev(page, (q) => tbView.locate(q), name);
     if (loc) {
-      await page.mouse.move(loc.x, loc.y);
-      await page.waitForSelector('#tooltip:not([hidden])', { timeout: 5000 }).catch(() => {});
-      check('tooltip shows the hostile name literally', (await page.textContent('#tooltip')).includes(name));
+      // locate again if the layout moved under the pointer (panels opening, fonts)
+      let tip = '';
+      for (let attempt = 0; attempt < 3 && loc && !tip.includes(name); attempt++) {
+        await page.mouse.move(5, 5);
+        await page.mouse.move(loc.x, loc.y);
+        await page.waitForSelector('#tooltip:not([hidden])', { timeout: 5000 }).catch(() => {});
+        tip = await page.textContent('#tooltip');
+        if (!tip.includes(name)) loc = await ev(page, (q) => tbView.locate(q), name);
+      }
+      check('tooltip shows the hostile name literally', tip.includes(name), JSON.stringify(tip.slice(0, 80)));
       await page.mouse.move(5, 5);
     }
   }
