@@ -307,6 +307,16 @@ static void put_index(FILE *f, uint32_t v)
 		fprintf(f, "%u", v);
 }
 
+/* A column of n identical values: "v,v,...,v". */
+static void put_repeat(FILE *f, const char *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		fputs(v, f);
+	}
+}
+
 static void put_line(FILE *f, int32_t v)
 {
 	if (v == NO_LINE)
@@ -396,8 +406,7 @@ static void write_tables(FILE *f, const struct tables *t)
 	for (uint32_t i = 0; i < t->frames.n; i++)
 		fputs(i ? ",-1" : "-1", f);
 	fputs("],\"inlineDepth\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
-		fputs(i ? ",0" : "0", f);
+	put_repeat(f, "0", t->frames.n);
 	fputs("],\"category\":[", f);
 	for (uint32_t i = 0; i < t->frames.n; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->fr[i].cat);
@@ -408,11 +417,9 @@ static void write_tables(FILE *f, const struct tables *t)
 	for (uint32_t i = 0; i < t->frames.n; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->fr[i].func);
 	fputs("],\"nativeSymbol\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
-		fputs(i ? ",null" : "null", f);
+	put_repeat(f, "null", t->frames.n);
 	fputs("],\"innerWindowID\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
-		fputs(i ? ",0" : "0", f);
+	put_repeat(f, "0", t->frames.n);
 	fputs("],\"line\":[", f);
 	for (uint32_t i = 0; i < t->frames.n; i++) {
 		if (i)
@@ -420,8 +427,7 @@ static void write_tables(FILE *f, const struct tables *t)
 		put_line(f, t->fr[i].line);
 	}
 	fputs("],\"column\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
-		fputs(i ? ",null" : "null", f);
+	put_repeat(f, "null", t->frames.n);
 	fprintf(f, "],\"length\":%u}", t->frames.n);
 
 	fputs(",\"funcTable\":{\"name\":[", f);
@@ -431,8 +437,7 @@ static void write_tables(FILE *f, const struct tables *t)
 	for (uint32_t i = 0; i < t->funcs.n; i++)
 		fprintf(f, "%s%s", i ? "," : "", t->fn[i].js ? "true" : "false");
 	fputs("],\"relevantForJS\":[", f);
-	for (uint32_t i = 0; i < t->funcs.n; i++)
-		fputs(i ? ",false" : "false", f);
+	put_repeat(f, "false", t->funcs.n);
 	fputs("],\"resource\":[", f);
 	for (uint32_t i = 0; i < t->funcs.n; i++)
 		fprintf(f, "%s%d", i ? "," : "", t->fn[i].res);
@@ -449,23 +454,19 @@ static void write_tables(FILE *f, const struct tables *t)
 		put_line(f, t->fn[i].line);
 	}
 	fputs("],\"columnNumber\":[", f);
-	for (uint32_t i = 0; i < t->funcs.n; i++)
-		fputs(i ? ",null" : "null", f);
+	put_repeat(f, "null", t->funcs.n);
 	fprintf(f, "],\"length\":%u}", t->funcs.n);
 
 	/* resources: one per source file (type 1, "library", as CPython's exporter) */
 	fputs(",\"resourceTable\":{\"lib\":[", f);
-	for (uint32_t i = 0; i < t->res.n; i++)
-		fputs(i ? ",null" : "null", f);
+	put_repeat(f, "null", t->res.n);
 	fputs("],\"name\":[", f);
 	for (uint32_t i = 0; i < t->res.n; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->resname[i]);
 	fputs("],\"host\":[", f);
-	for (uint32_t i = 0; i < t->res.n; i++)
-		fputs(i ? ",null" : "null", f);
+	put_repeat(f, "null", t->res.n);
 	fputs("],\"type\":[", f);
-	for (uint32_t i = 0; i < t->res.n; i++)
-		fputs(i ? ",1" : "1", f);
+	put_repeat(f, "1", t->res.n);
 	fprintf(f, "],\"length\":%u}", t->res.n);
 	fputs(",\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],"
 	      "\"length\":0}", f);
