@@ -217,6 +217,19 @@ static __always_inline int load_tstate(struct scratch *s, __u64 tstate)
 	return tbuf_u64(s->tbuf, s->off.tstate_thread_id) == s->fsbase;
 }
 
+static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *tpid = BPF_CORE_READ(task, thread_pid);
+	struct pid *gpid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(tpid, level);
+
+	hdr->ns_tid = BPF_CORE_READ(tpid, numbers[level].nr);
+	hdr->ns_pid = BPF_CORE_READ(gpid, numbers[level].nr);
+}
+
+/* The thread's state; also fills the header's namespace ids, kept in the
+ * same cache entry (reading them costs five kernel reads). */
 static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32 tid)
 {
 	struct tb_thread *cached = bpf_map_lookup_elem(&threads, &tid);
@@ -224,12 +237,17 @@ static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32
 	__u64 now = bpf_ktime_get_ns();
 
 	if (cached && cached->fsbase == s->fsbase) {
+		s->sample.hdr.ns_pid = cached->ns_pid;
+		s->sample.hdr.ns_tid = cached->ns_tid;
 		if (cached->tstate && load_tstate(s, cached->tstate))
 			return cached->tstate;
 		if (!cached->tstate && now - cached->miss_ns < TSTATE_RETRY_NS)
 			return 0;
 	}
 	count(TB_C_TSTATE_WALKS);
+	fill_ns_ids(&s->sample.hdr);
+	entry.ns_pid = s->sample.hdr.ns_pid;
+	entry.ns_tid = s->sample.hdr.ns_tid;
 	entry.fsbase = s->fsbase;
 	entry.tstate = walk_threads(s, runtime);
 	if (entry.tstate && !load_tstate(s, entry.tstate))
@@ -383,16 +401,6 @@ static __always_inline void walk_frames(struct scratch *s)
 		bpf_loop(limit - i, visit_frame_cb, &ctx, 0);
 }
 
-static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct pid *tpid = BPF_CORE_READ(task, thread_pid);
-	struct pid *gpid = BPF_CORE_READ(task, group_leader, thread_pid);
-	unsigned int level = BPF_CORE_READ(tpid, level);
-
-	hdr->ns_tid = BPF_CORE_READ(tpid, numbers[level].nr);
-	hdr->ns_pid = BPF_CORE_READ(gpid, numbers[level].nr);
-}
 
 static __always_inline void fill_header(struct scratch *s, __u32 pid, __u32 tid, __u8 type,
 					__u64 value)
@@ -405,7 +413,6 @@ static __always_inline void fill_header(struct scratch *s, __u32 pid, __u32 tid,
 	s->sample.hdr.type = type;
 	s->sample.hdr.flags = 0;
 	s->sample.hdr.depth = 0;
-	fill_ns_ids(&s->sample.hdr);
 }
 
 /* Waking the agent per record costs a context switch per sample (and in

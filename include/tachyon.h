@@ -153,6 +153,7 @@ struct tb_thread {
 	__u64 tstate;                  /* 0: none found */
 	__u64 fsbase;                  /* fs base the tstate was matched with */
 	__u64 miss_ns;                 /* last failed lookup, to rate-limit walks */
+	__u32 ns_pid, ns_tid;          /* ids in the task's pid namespace (never change) */
 };
 
 /* Indexes of the counters array map. */
