@@ -1,52 +1,77 @@
-# Makefile: builds tachyon-bpf (BPF object embedded through a libbpf skeleton),
-# the cmocka unit tests, and runs the test suites.
+# Makefile: builds tachyon-bpf (BPF object embedded through a libbpf skeleton)
+# and the cmocka unit tests; `make test` runs every test (scripts/test.sh).
+#
+# The agent's sources live in one folder per layer (docs/architecture.md):
+# user/lib, proc, cpython, model, capture, out, cmd.  Objects go to
+# build/<layer>/; dependencies come from the compiler (-MMD).  Only the
+# sampler includes the BPF skeleton, so everything else (and the unit tests,
+# which link build/libtachyon.a) builds without clang, bpftool or vmlinux.h.
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CFLAGS   ?= -O2 -g
-CFLAGS   += -Wall -Wextra -std=gnu11 -Iinclude -Ibuild -Iuser
+override CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude -Iuser -MMD -MP
 LDLIBS   := -lbpf -lelf -lz -lm
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter \
 	-Ivmlinux -Iinclude -I/usr/include/x86_64-linux-gnu
 
-USER_SRC := $(wildcard user/*.c)
-USER_OBJ := $(patsubst user/%.c,build/%.o,$(USER_SRC)) build/assets.o
-LIB_OBJ  := $(filter-out build/main.o,$(USER_OBJ))
+# B: the build directory (tests/fuzz/run.sh builds sanitized objects in build/fuzz)
+B        ?= build
+LAYERS   := lib proc cpython model capture out cmd
+SRC      := $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c))
+OBJ      := $(patsubst user/%.c,$(B)/%.o,$(SRC))
+SKEL_OBJ := $(B)/capture/sampler.o
+MAIN_OBJ := $(B)/cmd/main.o
+# everything but main() and the BPF loader: what the unit tests and fuzzers link
+LIB_OBJ  := $(filter-out $(SKEL_OBJ) $(MAIN_OBJ),$(OBJ)) $(B)/out/assets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-UNIT_BIN := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all clean test unit integration vmlinux bench
+.PHONY: all clean test unit lib vmlinux bench layers
 all: tachyon-bpf
 
-build:
-	mkdir -p build build/tests
-
-build/tachyon.bpf.o: bpf/tachyon.bpf.c include/tachyon.h vmlinux/vmlinux.h | build
+$(B)/tachyon.bpf.o: bpf/tachyon.bpf.c include/tachyon.h vmlinux/vmlinux.h
+	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	llvm-strip -g $@
 
-build/tachyon.skel.h: build/tachyon.bpf.o
+$(B)/tachyon.skel.h: $(B)/tachyon.bpf.o
 	$(BPFTOOL) gen skeleton $< name tachyon_bpf > $@
 
-build/%.o: user/%.c $(wildcard user/*.h) include/tachyon.h build/tachyon.skel.h | build
+$(B)/%.o: user/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-build/assets.o: user/assets.S $(wildcard user/assets/*) | build
+$(SKEL_OBJ): override CFLAGS += -I$(B)
+$(SKEL_OBJ): $(B)/tachyon.skel.h
+
+$(B)/out/assets.o: user/out/assets.S $(wildcard user/out/assets/*)
+	@mkdir -p $(@D)
 	$(CC) -c $< -o $@
 
-tachyon-bpf: $(USER_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/libtachyon.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
 
-build/tests/%: tests/unit/%.c $(LIB_OBJ) | build
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
+lib: $(B)/libtachyon.a
+
+tachyon-bpf: $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a
+	$(CC) $(CFLAGS) -o $@ $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a $(LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libtachyon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libtachyon.a $(LDLIBS) -lcmocka
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-integration: tachyon-bpf
-	bash tests/integration/run.sh
+# includes point only down the layers (docs/architecture.md)
+layers:
+	@python3 scripts/check_layers.py
 
-test: unit integration
+# every test, as CI runs it (installs what it needs; root)
+test:
+	bash scripts/test.sh
 
 bench: tachyon-bpf
 	@bash bench/run.sh
@@ -57,3 +82,5 @@ vmlinux:
 
 clean:
 	rm -rf build tachyon-bpf
+
+-include $(OBJ:.o=.d) $(UNIT_BIN:=.d)

@@ -1,7 +1,7 @@
-"""gen_opcodes.py: writes user/opcodes_gen.c, the opcode name and base-opcode
+"""gen_opcodes.py: writes user/cpython/opcodes_gen.c, the opcode name and base-opcode
 tables of CPython 3.10-3.15, from each interpreter's own opcode metadata
 (dis.opname, opcode._specializations / _opcode_metadata).  Run it with every
-interpreter: python3 scripts/gen_opcodes.py PY310 PY311 ... > user/opcodes_gen.c
+interpreter: python3 scripts/gen_opcodes.py PY310 PY311 ... > user/cpython/opcodes_gen.c
 Each interpreter prints its own table (this file runs under all of them)."""
 import json
 import subprocess

@@ -5,7 +5,7 @@
   page  = template with `@@TB_DATA@@` -> data and `@@TB_TITLE@@` -> html-escaped title,
           each placeholder appearing exactly once in the template.
 
-usage: make_page.py PROFILE.json OUT.html [--title TITLE] [--template user/assets/flamegraph.html]
+usage: make_page.py PROFILE.json OUT.html [--title TITLE] [--template user/out/assets/flamegraph.html]
 """
 import argparse
 import base64

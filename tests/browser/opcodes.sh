@@ -32,7 +32,7 @@ STEPS_NAME=opcodes.sh
 . "$repo/tests/lib/steps.sh"
 
 # The page template is embedded at build time: rebuild when it is newer than the binary.
-if [ ! -x "$bin" ] || [ "$repo/user/assets/flamegraph.html" -nt "$bin" ]; then
+if [ ! -x "$bin" ] || [ "$repo/user/out/assets/flamegraph.html" -nt "$bin" ]; then
 	step "make (template embedded in the binary)" make -C "$repo" -s
 fi
 [ -x "$py" ] || { bad "python $py not found (set TB_PYTHON)"; finish; }

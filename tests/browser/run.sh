@@ -86,7 +86,7 @@ elif [ ${#args[@]} -eq 0 ]; then
 	python3 "$here/make_page.py" "$gen/realistic.json" "$gen/realistic.html" --title 'tachyon-bpf: synthetic <realistic> "3 threads"'
 	python3 "$here/gen_profile.py" big "$gen/big.json" --nodes 100000
 	python3 "$here/make_page.py" "$gen/big.json" "$gen/big.html" --title 'tachyon-bpf: synthetic 100k nodes'
-	run_one "$gen/realistic.html" "$gen/realistic.json" --template "$repo/user/assets/flamegraph.html"
+	run_one "$gen/realistic.html" "$gen/realistic.json" --template "$repo/user/out/assets/flamegraph.html"
 	run_one "$gen/big.html" "$gen/big.json" --perf --label big
 else
 	i=0

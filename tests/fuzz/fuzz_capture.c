@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "capture.h"
-#include "output.h"
+#include "out/tbp.h"
+#include "out/format.h"
 
 static void put_le(unsigned char *d, uint64_t v, int bytes)
 {

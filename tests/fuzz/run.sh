@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh: builds the capture-reader fuzzer (clang libFuzzer + ASan/UBSan) and
-# runs it for SECONDS (default 60) on a seed corpus made from real small
-# captures (taken with tachyon-bpf, needs root; or CAPTURE if given): each
+# runs it for SECONDS (default 60) on a seed corpus of real captures (the
+# golden captures of tests/golden/captures, or CAPTURE if given): each
 # file itself and its decompressed payload.
 #   tests/fuzz/run.sh [SECONDS] [CAPTURE.tbp]
 # Findings go to build/fuzz/artifacts/; the corpus grows in build/fuzz/corpus/.
@@ -12,22 +12,13 @@ SECONDS_TO_RUN=${1:-60}
 CAPTURE=${2:-}
 OUT=$ROOT/build/fuzz
 CLANG=${CLANG:-clang}
-mkdir -p "$OUT/corpus" "$OUT/seeds" "$OUT/artifacts" "$OUT/obj"
+mkdir -p "$OUT/corpus" "$OUT/seeds" "$OUT/artifacts"
 
-make -C "$ROOT" -s tachyon-bpf   # also the BPF skeleton header and assets.o the sources need
-FLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-       -std=gnu11 -Wall -Wextra -I$ROOT/include -I$ROOT/build -I$ROOT/user"
-OBJS=()
-for src in "$ROOT"/user/*.c; do
-	[ "$(basename "$src")" = main.c ] && continue
-	obj=$OUT/obj/$(basename "$src" .c).o
-	if [ ! -e "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$ROOT/user" "$ROOT/include" -name '*.h' -newer "$obj")" ]; then
-		$CLANG $FLAGS -c "$src" -o "$obj"
-	fi
-	OBJS+=("$obj")
-done
-$CLANG $FLAGS -fsanitize=fuzzer "$ROOT/tests/fuzz/fuzz_capture.c" "${OBJS[@]}" "$ROOT/build/assets.o" \
-	-lbpf -lelf -lz -lm -o "$OUT/fuzz_capture"
+# the agent's library (everything but main and the BPF loader), sanitized, in build/fuzz
+FLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+make -C "$ROOT" -s B=build/fuzz CC="$CLANG" CFLAGS="$FLAGS" build/fuzz/libtachyon.a
+$CLANG $FLAGS -fsanitize=fuzzer -std=gnu11 -Wall -Wextra -I"$ROOT/include" -I"$ROOT/user" \
+	"$ROOT/tests/fuzz/fuzz_capture.c" "$OUT/libtachyon.a" -lelf -lz -lm -o "$OUT/fuzz_capture"
 
 # Seeds: each capture and its decompressed payload.  Captures are taken here
 # (root) from a few workloads: threads, hostile names under 3.10 (its line
@@ -40,24 +31,15 @@ data = open(sys.argv[1], "rb").read()
 open(sys.argv[2], "wb").write(zlib.decompress(data[32:]))
 PY
 }
-take() {  # take NAME TACHYON-ARGS... : a real capture, taken afresh (the format may change)
-	local f=$OUT/captures/$1.tbp
-	shift
-	rm -f "$f"
-	"$ROOT/tachyon-bpf" -q -r 199 -o "$f" "$@" >/dev/null 2>&1 || rm -f "$f"
-	[ -s "$f" ] && add_seed "$(basename "$f" .tbp)" "$f"
-	return 0
-}
-mkdir -p "$OUT/captures"
 rm -f "$OUT"/seeds/*
 if [ -n "$CAPTURE" ]; then
 	add_seed given "$CAPTURE"
 else
-	py() { bash "$ROOT/tests/pythons.sh" 2>/dev/null | awk -v v="$1" '$1 == v { print $3; exit }'; }
-	P310=$(py 3.10); P313=$(py 3.13)
-	take threads -- python3 "$ROOT/tests/workloads/threads.py" 1
-	take hostile -d 1 -- "${P310:-python3}" "$ROOT/tests/workloads/hostile.py" 2
-	take deep --max-depth 16 -- "${P313:-python3}" "$ROOT/tests/workloads/deep.py" 40 1
+	# the golden captures: real ones of every kind (threads, hostile names,
+	# 3.10 line tables, truncated stacks, wall mode, subprocesses, empty)
+	for f in "$ROOT"/tests/golden/captures/*.tbp; do
+		add_seed "$(basename "$f" .tbp)" "$f"
+	done
 fi
 if ! ls "$OUT"/seeds/*.tbp >/dev/null 2>&1; then
 	echo "fuzz: no seed capture (run as root, or give CAPTURE.tbp)" >&2

@@ -5,7 +5,7 @@
   page  = template with `@@TB_DATA@@` -> data and `@@TB_TITLE@@` -> html-escaped title,
           each placeholder appearing exactly once in the template.
 
-usage: make_page.py HEATMAP.json OUT.html [--title TITLE] [--template user/assets/heatmap.html]
+usage: make_page.py HEATMAP.json OUT.html [--title TITLE] [--template user/out/assets/heatmap.html]
        make_page.py --raw-data TEXT OUT.html     (embed TEXT as is: pages with broken data)
 """
 import argparse

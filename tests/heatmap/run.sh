@@ -51,7 +51,7 @@ if [ ${#args[@]} -eq 0 ]; then
 	mkdir -p "$gen"
 	"$py" "$here/gen_data.py" "$gen/realistic.json"
 	"$py" "$here/make_page.py" "$gen/realistic.json" "$gen/realistic.html" --title 'tachyon-bpf heatmap: synthetic <opcodes.py> "2 s" & more'
-	run_one "$gen/realistic.html" "$gen/realistic.json" hot --template "$repo/user/assets/heatmap.html"
+	run_one "$gen/realistic.html" "$gen/realistic.json" hot --template "$repo/user/out/assets/heatmap.html"
 else
 	i=0
 	while [ $i -lt ${#args[@]} ]; do

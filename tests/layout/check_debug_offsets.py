@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_debug_offsets.py: live check of user/pylayout.c inside a running interpreter.
+"""check_debug_offsets.py: live check of user/cpython/layout.c inside a running interpreter.
 
 3.13+: copies _Py_DebugOffsets from this process's own _PyRuntime (ctypes), has
 PRINT_LAYOUT parse it (tb_layout_from_debug_offsets) and compares with the built-in table.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# check_headers.sh: checks user/pylayout.c against real CPython headers. For every 3.10-3.15
+# check_headers.sh: checks user/cpython/layout.c against real CPython headers. For every 3.10-3.15
 # header set found (pyenv builds, Debian sid -dev packages unpacked under /var/cache/tachyon-bpf),
 # diffs offsetof() values (print_offsets.c) with tb_layout_builtin(); for 3.13+ also parses the
 # headers' own _Py_DebugOffsets initializer (default and Py_GIL_DISABLED). When the matching
@@ -19,7 +19,7 @@ fail=0
 checked=""
 
 if ! $CC -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
-	"$HERE/print_layout.c" "$ROOT/user/pylayout.c" -o "$TMP/print_layout"; then
+	"$HERE/print_layout.c" "$ROOT/user/cpython/layout.c" -o "$TMP/print_layout"; then
 	echo "check_headers: cannot build print_layout" >&2
 	exit 2
 fi

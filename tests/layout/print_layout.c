@@ -1,4 +1,4 @@
-/* print_layout.c: prints a struct tb_layout (user/pylayout.c) as name=value lines, with
+/* print_layout.c: prints a struct tb_layout (user/cpython/layout.c) as name=value lines, with
  * the names print_offsets.c uses, so check_headers.sh can diff tables against headers.
  * Usage: print_layout builtin VERSION_HEX | print_layout debug FILE (raw _Py_DebugOffsets).
  */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pylayout.h"
+#include "cpython/layout.h"
 
 #define P(name, val) printf("%s=%lu\n", name, (unsigned long)(val))
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linetable.h"
+#include "cpython/linetable.h"
 
 #define MIN_CODE_OBJECTS 1000
 #define MAX_REPORTED 20

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh: cross-checks user/linetable.c against CPython's own co_positions()/co_lines() on stdlib
+# run.sh: cross-checks user/cpython/linetable.c against CPython's own co_positions()/co_lines() on stdlib
 # code objects, once per interpreter listed by tests/pythons.sh (plus any sid interpreters in
 # /var/cache/tachyon-bpf/pythons/bin).  LINETABLE_MAX_CODE=N caps code objects (0 = whole stdlib).
 set -u -o pipefail
@@ -30,7 +30,7 @@ list_pythons() {
 }
 
 gcc -Wall -Wextra -std=gnu11 -O2 -I"$root/user" -o "$work/check" \
-    "$here/check.c" "$root/user/linetable.c" || { echo "linetable: build failed"; exit 1; }
+    "$here/check.c" "$root/user/cpython/linetable.c" || { echo "linetable: build failed"; exit 1; }
 
 status=0 ran=0 tested=" " seen=" "
 while read -r ver kind cmd; do

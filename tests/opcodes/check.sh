@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# check.sh: the generated opcode tables (user/opcodes_gen.c) must agree, for
+# check.sh: the generated opcode tables (user/cpython/opcodes_gen.c) must agree, for
 # every opcode number, with the dis/opcode metadata of every Python present.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=$(mktemp -d)/print_table
-gcc -O1 -Wall -Wextra -Iuser -o "$bin" tests/opcodes/print_table.c user/opcodes.c user/opcodes_gen.c || exit 1
+gcc -O1 -Wall -Wextra -Iinclude -Iuser -o "$bin" tests/opcodes/print_table.c user/cpython/opcodes.c user/cpython/opcodes_gen.c || exit 1
 ran=0
 failed=0
 seen=""

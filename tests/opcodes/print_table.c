@@ -2,7 +2,7 @@
  * minor version, from tachyon-bpf's generated tables (tests/opcodes/check.sh). */
 #include <stdio.h>
 #include <stdlib.h>
-#include "opcodes.h"
+#include "cpython/opcodes.h"
 
 int main(int argc, char **argv)
 {

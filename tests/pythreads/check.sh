@@ -1,5 +1,5 @@
 #!/bin/bash
-# check.sh: Python thread names read from a live process (user/pythreads.c), for every
+# check.sh: Python thread names read from a live process (user/cpython/threadnames.c), for every
 # interpreter tests/pythons.sh lists. Per interpreter:
 #   names    a Python process with named threads ("alpha", "beta-ünï" (latin-1), "gamma-Ωλ"
 #            (UCS-2), "delta-🧵" (UCS-4), a 100-character name, a Thread subclass with its own
@@ -27,10 +27,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! $CC -O2 -g -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" -I"$ROOT/build" \
-    -o "$TMP/print_names" "$ROOT/tests/pythreads/print_names.c" "$ROOT/user/pythreads.c" \
-    "$ROOT/user/pylayout.c" "$ROOT/user/pyread.c" "$ROOT/user/procmem.c" "$ROOT/user/discover.c" \
-    "$ROOT/user/elfsym.c" "$ROOT/user/rootfs.c" -lelf; then
+if ! make -C "$ROOT" -s build/libtachyon.a ||
+   ! $CC -O2 -g -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
+    -o "$TMP/print_names" "$ROOT/tests/pythreads/print_names.c" "$ROOT/build/libtachyon.a" -lelf -lz -lm; then
     echo "check.sh: cannot build print_names" >&2
     exit 1
 fi

@@ -1,4 +1,4 @@
-/* print_names.c: test driver of user/pythreads.c (tests/pythreads/check.sh). Discovers a
+/* print_names.c: test driver of user/cpython/threadnames.c (tests/pythreads/check.sh). Discovers a
  * running CPython with tb_discover() and reads its thread names with tb_python_thread_names().
  *
  *   print_names PID                 print "ident<TAB>name" lines
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "discover.h"
-#include "pythreads.h"
+#include "cpython/discover.h"
+#include "cpython/threadnames.h"
 
 #define MAX_NAMES 1024
 #define SLOW_MS   250.0   /* a call must take less than this */

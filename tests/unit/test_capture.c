@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
-#include "capture.h"
-#include "output.h"
-#include "profile.h"
+#include "out/tbp.h"
+#include "out/format.h"
+#include "model/profile.h"
 
 #define PID 4242
 #define FLIPS 3000

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "diff.h"
-#include "profile.h"
+#include "out/diff.h"
+#include "model/profile.h"
 
 #define PID 2000000000 /* no such process: names come from the records */
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "output.h"
-#include "profile.h"
+#include "out/format.h"
+#include "model/profile.h"
 
 #define PID 4242
 #define MAXIDS 4096

@@ -1,4 +1,4 @@
-/* test_linetable.c: cmocka tests for user/linetable.c: hand-built tables for every entry kind of
+/* test_linetable.c: cmocka tests for user/cpython/linetable.c: hand-built tables for every entry kind of
  * both formats, real tables captured from CPython 3.10-3.13, truncated prefixes, seeded random
  * garbage and an encode/decode round trip.  Run once under valgrind or ASan for OOB reads. */
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "linetable.h"
+#include "cpython/linetable.h"
 
 #define N_ITEMS(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "output.h"
-#include "profile.h"
-#include "tree.h"
+#include "out/format.h"
+#include "model/profile.h"
+#include "model/tree.h"
 
 #define PID 4242
 

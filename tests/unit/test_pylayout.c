@@ -1,4 +1,4 @@
-/* test_pylayout.c: cmocka tests of user/pylayout.c: built-in tables per minor, parsing of
+/* test_pylayout.c: cmocka tests of user/cpython/layout.c: built-in tables per minor, parsing of
  * synthetic _Py_DebugOffsets buffers laid out from the reference (cpython-layouts.md §9, values
  * of 3.13.18, 3.14.10, 3.15.2 and 3.13t), and rejection of bad or hostile buffers.
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pylayout.h"
+#include "cpython/layout.h"
 
 #define NO TB_NO_OFFSET
 
@@ -205,7 +205,7 @@ static void test_debug_offsets_size(void **state)
 
 /* Reference §9: position of each field in _Py_DebugOffsets (3.13, 3.14, 3.15; 0 = absent)
  * and its value (3.13.18, 3.14.10, 3.15.2 default builds, and 3.13t). Typed from the
- * reference independently of user/pylayout.c. */
+ * reference independently of user/cpython/layout.c. */
 struct row {
 	const char *name;
 	uint16_t pos[3];

@@ -1,0 +1,230 @@
+/* sampler.c: loads the embedded BPF program (libbpf skeleton), opens a
+ * software cpu-clock perf event per online CPU in frequency mode, attaches
+ * the program to each, and drains the ring buffer into the profile. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "capture/sampler.h"
+#include "tachyon.skel.h"
+
+struct tb_sampler {
+	struct tachyon_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *pfds;
+	int ncpus;
+	struct tb_profile *prof;
+};
+
+static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("TB_DEBUG_BPF"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct tb_sampler *s = ctx;
+
+	tb_profile_add_record(s->prof, data, size);
+	return 0;
+}
+
+static int open_perf_event(int cpu, unsigned hz)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = hz;
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static const char *explain(int e)
+{
+	if ((e == EPERM || e == EACCES) && geteuid() == 0)
+		return "refused by the kernel (verifier or missing CAP_BPF/CAP_PERFMON)";
+	if (e == EPERM || e == EACCES)
+		return "permission denied: run as root (CAP_BPF and CAP_PERFMON are needed)";
+	return strerror(e);
+}
+
+struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
+				   char *err, size_t errlen)
+{
+	struct tb_sampler *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return NULL;
+	s->prof = prof;
+	libbpf_set_print(silent_print);
+	s->skel = tachyon_bpf__open();
+	if (!s->skel) {
+		snprintf(err, errlen, "cannot open the BPF program: %s", explain(errno));
+		goto fail;
+	}
+	s->skel->rodata->max_depth = o->max_depth;
+	s->skel->rodata->read_opcodes = (__u32)o->read_opcodes;
+	s->skel->rodata->bench_walk = (__u32)o->bench_walk;
+	s->skel->rodata->follow_mode = (__u32)o->follow_mode;
+	s->skel->rodata->wall_mode = o->wall ? 1 : 0;
+	s->skel->rodata->cgroup_filter = o->cgroup ? 1 : 0;
+	bpf_program__set_autoload(s->skel->progs.tb_switch, o->wall && !o->floor);
+	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	bpf_program__set_autoload(o->floor ? s->skel->progs.tb_sample : s->skel->progs.tb_floor, false);
+	rc = tachyon_bpf__load(s->skel);
+	if (rc) {
+		int e = -rc > 0 ? -rc : errno;
+
+		snprintf(err, errlen, "cannot load the BPF program: %s%s", explain(e),
+			 e == EPERM || e == EACCES ? "" : " (set TB_DEBUG_BPF=1 for the verifier log)");
+		goto fail;
+	}
+	if (o->cgroup) {
+		int fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		__u32 key = 0;
+
+		if (fd < 0 || bpf_map__update_elem(s->skel->maps.cgroup_map, &key, sizeof(key), &fd,
+						   sizeof(fd), BPF_ANY)) {
+			snprintf(err, errlen, "%s: cannot use this cgroup: %s", o->cgroup, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto fail;
+		}
+		close(fd);
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	s->links = calloc((size_t)s->ncpus, sizeof(*s->links));
+	s->pfds = calloc((size_t)s->ncpus, sizeof(int));
+	if (!s->links || !s->pfds)
+		goto fail;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		s->pfds[cpu] = -1;
+		if (o->cpu >= 0 && cpu != o->cpu)
+			continue;
+		s->pfds[cpu] = open_perf_event(cpu, o->hz);
+		if (s->pfds[cpu] < 0) {
+			if (errno == ENODEV || errno == EINVAL)
+				continue; /* CPU offline */
+			snprintf(err, errlen, "cannot open a cpu-clock perf event on CPU %d: %s", cpu,
+				 explain(errno));
+			goto fail;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(o->floor ? s->skel->progs.tb_floor :
+							       s->skel->progs.tb_sample, s->pfds[cpu]);
+		if (!s->links[cpu]) {
+			snprintf(err, errlen, "cannot attach to the perf event on CPU %d: %s", cpu,
+				 explain(errno));
+			goto fail;
+		}
+	}
+	if (!o->floor && tachyon_bpf__attach(s->skel)) {
+		snprintf(err, errlen, "cannot attach the scheduler tracepoints: %s", explain(errno));
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	if (!s->rb) {
+		snprintf(err, errlen, "cannot open the ring buffer: %s", explain(errno));
+		goto fail;
+	}
+	return s;
+fail:
+	tb_sampler_close(s);
+	return NULL;
+}
+
+int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t)
+{
+	struct tb_proc p;
+	__u32 key = (__u32)t->pid;
+
+	tb_target_to_proc(t, &p);
+	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
+}
+
+int tb_sampler_follow(struct tb_sampler *s, pid_t pid)
+{
+	__u32 key = (__u32)pid, one = 1;
+
+	return bpf_map__update_elem(s->skel->maps.followed, &key, sizeof(key), &one, sizeof(one), BPF_ANY);
+}
+
+void tb_sampler_remove(struct tb_sampler *s, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map__delete_elem(s->skel->maps.procs, &key, sizeof(key), 0);
+}
+
+int tb_sampler_poll(struct tb_sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	/* records are mostly submitted without a wake-up: drain anyway */
+	if (n >= 0) {
+		int m = ring_buffer__consume(s->rb);
+
+		n = m > 0 ? n + m : n;
+	}
+	return n;
+}
+
+uint64_t tb_sampler_counter(struct tb_sampler *s, int idx)
+{
+	__u32 key = (__u32)idx;
+	__u64 *vals = calloc((size_t)s->ncpus, sizeof(__u64));
+	uint64_t sum = 0;
+
+	if (!vals)
+		return 0;
+	if (!bpf_map__lookup_elem(s->skel->maps.counters, &key, sizeof(key), vals,
+				  sizeof(__u64) * (size_t)s->ncpus, 0))
+		for (int i = 0; i < s->ncpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+int tb_sampler_prog_id(struct tb_sampler *s)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(s->skel->progs.tb_sample);
+
+	if (fd < 0)
+		fd = bpf_program__fd(s->skel->progs.tb_floor);
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	return (int)info.id;
+}
+
+void tb_sampler_close(struct tb_sampler *s)
+{
+	if (!s)
+		return;
+	if (s->rb)
+		ring_buffer__free(s->rb);
+	for (int i = 0; s->links && i < s->ncpus; i++)
+		bpf_link__destroy(s->links[i]);
+	for (int i = 0; s->pfds && i < s->ncpus; i++)
+		if (s->pfds[i] >= 0)
+			close(s->pfds[i]);
+	free(s->links);
+	free(s->pfds);
+	tachyon_bpf__destroy(s->skel);
+	free(s);
+}

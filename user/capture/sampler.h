@@ -1,0 +1,41 @@
+/* sampler.h: the BPF side as seen from the agent: load, attach, drain. */
+#ifndef TB_SAMPLER_H
+#define TB_SAMPLER_H
+#include <stdint.h>
+#include "cpython/discover.h"
+#include "model/profile.h"
+
+struct tb_sampler;
+
+struct tb_sampler_opts {
+	unsigned hz;          /* sampling frequency per CPU */
+	unsigned max_depth;
+	unsigned ringbuf_mb;
+	int read_opcodes;     /* 0 none, 1 innermost frame, 2 every frame */
+	int bench_walk;       /* benchmarks: 1 skips the code-object read */
+	int cpu;              /* -1: every CPU; else only this one (benchmarks) */
+	int floor;            /* attach the empty floor program instead (benchmarks) */
+	int follow_mode;      /* TB_FOLLOW_* */
+	int wall;             /* also record off-CPU time at scheduler switches */
+	const char *cgroup;   /* only tasks below this cgroup v2 directory, or NULL */
+};
+
+/* Load and verify the BPF program and attach it on every online CPU.
+ * NULL with one line in err on failure (not root, no BPF, ...). */
+struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
+				   char *err, size_t errlen);
+/* Start sampling a discovered process. 0 ok. */
+int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t);
+/* Follow the children of pid (--subprocesses). */
+int tb_sampler_follow(struct tb_sampler *s, pid_t pid);
+/* Stop sampling a process (e.g. it exited). */
+void tb_sampler_remove(struct tb_sampler *s, pid_t pid);
+/* Drain the ring buffer for up to timeout_ms. Returns records consumed or -1. */
+int tb_sampler_poll(struct tb_sampler *s, int timeout_ms);
+/* Sum a BPF counter (enum tb_counter) over CPUs. */
+uint64_t tb_sampler_counter(struct tb_sampler *s, int idx);
+/* The loaded program's id, for bpftool / bpf_stats. */
+int tb_sampler_prog_id(struct tb_sampler *s);
+void tb_sampler_close(struct tb_sampler *s);
+
+#endif

@@ -1,0 +1,119 @@
+/* cmd_render.c: `tachyon-bpf render CAPTURE -o OUT [-o OUT...] [--by-line]
+ * [--min-fraction F] [--sort own|total|name] [--limit N] [-q]`: writes any
+ * output from a capture file (.tbp) without sampling (and without root). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "out/tbp.h"
+#include "cmd/commands.h"
+#include "out/format.h"
+
+#define MAX_OUTPUTS 16
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tachyon-bpf render CAPTURE.tbp -o OUT [-o OUT...] [--by-line] "
+		   "[--min-fraction F] [--sort own|total|name] [--limit N] [-q]\n"
+		   "Writes outputs (by extension: " TB_OUTPUT_FORMATS ") from a capture.\n");
+}
+
+static int bad_usage(const char *msg)
+{
+	fprintf(stderr, "tachyon-bpf: render: %s\n", msg);
+	usage(stderr);
+	return 2;
+}
+
+int tb_cmd_render(int argc, char **argv)
+{
+	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT };
+	static const struct option longs[] = {
+		{ "output", required_argument, 0, 'o' },
+		{ "by-line", no_argument, 0, OPT_BYLINE },
+		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
+		{ "sort", required_argument, 0, OPT_SORT },
+		{ "limit", required_argument, 0, OPT_LIMIT },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *outputs[MAX_OUTPUTS], *path;
+	int noutputs = 0, by_line = 0, quiet = 0, have_frac = 0, rc = 0, c, sort_key = 0;
+	unsigned long limit = 0;
+	double min_fraction = 0;
+	struct tb_profile prof;
+	char err[1024], *end;
+
+	optind = 0; /* a fresh scan (glibc) */
+	while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (noutputs >= MAX_OUTPUTS)
+				return bad_usage("too many -o outputs");
+			if (!tb_output_supported(optarg)) {
+				fprintf(stderr, "tachyon-bpf: render: %s: unknown output format "
+					"(supported: " TB_OUTPUT_FORMATS ")\n", optarg);
+				return 2;
+			}
+			outputs[noutputs++] = optarg;
+			break;
+		case OPT_BYLINE:
+			by_line = 1;
+			break;
+		case OPT_MINFRAC:
+			errno = 0;
+			min_fraction = strtod(optarg, &end);
+			if (errno || end == optarg || *end || min_fraction < 0 || min_fraction >= 1)
+				return bad_usage("--min-fraction takes a fraction from 0 to 1 (e.g. 0.001)");
+			have_frac = 1;
+			break;
+		case OPT_SORT:
+			if ((sort_key = tb_pstats_sort_key(optarg)) < 0)
+				return bad_usage("--sort takes own, total or name");
+			break;
+		case OPT_LIMIT:
+			errno = 0;
+			limit = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || limit > 0x7fffffff)
+				return bad_usage("--limit takes a number of rows (0: all)");
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1)
+		return bad_usage("give exactly one capture file");
+	if (!noutputs)
+		return bad_usage("give at least one -o OUTPUT");
+	path = argv[optind];
+	if (tb_read_capture(path, &prof, err, sizeof(err))) {
+		fprintf(stderr, "tachyon-bpf: render: %s: %s\n", path, err);
+		return 1;
+	}
+	if (by_line)
+		prof.by_line = 1;
+	if (have_frac)
+		prof.min_fraction = min_fraction;
+	prof.sort_key = sort_key;
+	prof.limit = (unsigned)limit;
+	for (int i = 0; i < noutputs; i++) {
+		if (tb_write_output(&prof, outputs[i], err, sizeof(err))) {
+			fprintf(stderr, "tachyon-bpf: render: %s\n", err);
+			rc = 1;
+		} else if (!quiet) {
+			fprintf(stderr, "tachyon-bpf: wrote %s\n", outputs[i]);
+		}
+	}
+	if (!quiet)
+		tb_write_summary(&prof, stderr, 10);
+	tb_profile_free(&prof);
+	return rc;
+}

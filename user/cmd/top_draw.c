@@ -1,0 +1,314 @@
+/* topdraw.c: lays out a frame of tachyon-bpf top.  Every line is placed
+ * with a cursor move and cut to the width in columns (one per code point,
+ * control bytes shown as '?'), so nothing wraps; the selected row is shown
+ * in reverse video. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd/top_draw.h"
+
+#define MAX_COLS 1000
+#define NARROW 60      /* fewer columns: no OwnTime / TotalTime */
+
+struct line {
+	char s[MAX_COLS * 4 + 1];
+	size_t len;
+	int cols, max;
+};
+
+static void fb_put(struct tb_frame_buf *fb, const char *s, size_t n)
+{
+	if (fb->n + n > fb->cap) {
+		while (fb->n + n > fb->cap)
+			fb->cap = fb->cap ? fb->cap * 2 : 16384;
+		fb->b = realloc(fb->b, fb->cap);
+		if (!fb->b)
+			abort();
+	}
+	memcpy(fb->b + fb->n, s, n);
+	fb->n += n;
+}
+
+static void line_start(struct line *l, int cols)
+{
+	l->len = 0;
+	l->cols = 0;
+	l->max = cols < MAX_COLS ? cols : MAX_COLS;
+}
+
+/* Bytes of the UTF-8 sequence starting at s (0: not a valid lead byte). */
+static int seq_len(const unsigned char *s)
+{
+	int n = *s < 0x80 ? 1 : *s >= 0xc2 && *s < 0xe0 ? 2 : *s >= 0xe0 && *s < 0xf0 ? 3 :
+		*s >= 0xf0 && *s < 0xf5 ? 4 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Append text, one column per code point, up to the line's width. */
+static void line_text(struct line *l, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	while (*s && l->cols < l->max) {
+		int n = seq_len(s);
+
+		if (n <= 1 && (*s < 0x20 || *s == 0x7f || n == 0)) {
+			l->s[l->len++] = '?';
+			s++;
+		} else {
+			memcpy(l->s + l->len, s, (size_t)n);
+			l->len += (size_t)n;
+			s += n;
+		}
+		l->cols++;
+	}
+	l->s[l->len] = '\0';
+}
+
+static void line_printf(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line_printf(struct line *l, const char *fmt, ...)
+{
+	char tmp[MAX_COLS * 4 + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	line_text(l, tmp);
+}
+
+static void line_pad(struct line *l)
+{
+	while (l->cols < l->max) {
+		l->s[l->len++] = ' ';
+		l->cols++;
+	}
+	l->s[l->len] = '\0';
+}
+
+/* Put line l on screen row `row` (1-based) with an optional SGR style. */
+static void emit(struct tb_frame_buf *fb, int row, const struct line *l, const char *style)
+{
+	char pos[32];
+	int n = snprintf(pos, sizeof(pos), "\033[%d;1H", row);
+
+	fb_put(fb, pos, (size_t)n);
+	if (style)
+		fb_put(fb, style, strlen(style));
+	fb_put(fb, l->s, l->len);
+	if (style)
+		fb_put(fb, "\033[0m", 4);
+	if (l->cols < l->max)
+		fb_put(fb, "\033[K", 3);
+}
+
+static size_t count_cols(const char *text)
+{
+	size_t n = 0;
+
+	for (const unsigned char *s = (const unsigned char *)text; *s; s++)
+		n += (*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* The last n code points of text. */
+static const char *tail_cols(const char *text, size_t n)
+{
+	size_t total = count_cols(text);
+	const char *s = text;
+
+	while (total > n && *s) {
+		s++;
+		while ((*s & 0xc0) == 0x80)
+			s++;
+		total--;
+	}
+	return s;
+}
+
+/* "qualname (file:line)", the file cut from the left when it does not fit. */
+static void line_function(struct line *l, const struct tb_profile *p, const struct tb_func *f)
+{
+	const char *name = tb_str(&p->strs, f->qualname), *file = tb_str(&p->strs, f->filename);
+	char num[16];
+	size_t room = (size_t)(l->max - l->cols), need;
+
+	snprintf(num, sizeof(num), ":%d)", (int)f->firstlineno);
+	need = count_cols(name) + 2 + count_cols(file) + strlen(num);
+	line_text(l, name);
+	line_text(l, " (");
+	if (need > room && room > count_cols(name) + 2 + strlen(num) + 6) {
+		line_text(l, "...");
+		file = tail_cols(file, room - count_cols(name) - 2 - strlen(num) - 3);
+	}
+	line_text(l, file);
+	line_text(l, num);
+}
+
+static void fmt_time(char *buf, size_t len, double s)
+{
+	snprintf(buf, len, s < 100 ? "%.2fs" : s < 10000 ? "%.1fs" : "%.0fs", s);
+}
+
+static double pct(uint64_t n, uint64_t all)
+{
+	return all ? 100.0 * (double)n / (double)all : 0.0;
+}
+
+static void filter_label(const struct tb_topview *v, char *buf, size_t len)
+{
+	const struct tb_profile *p = v->p;
+	int pi = tb_profile_find_process(p, v->filter_pid);
+	const char *comm = pi >= 0 ? p->procs[pi].target.comm : "?";
+
+	if (v->filter == TB_TOP_PROCESS) {
+		snprintf(buf, len, "process %u %s", v->filter_pid, comm);
+	} else if (v->filter == TB_TOP_THREAD) {
+		const struct tb_tinfo *t = &p->threads[v->filter_thread];
+
+		snprintf(buf, len, "thread %u %s (pid %u)", t->tid, tb_str(&p->strs, t->name), t->pid);
+	} else {
+		snprintf(buf, len, "all");
+	}
+}
+
+static void draw_status(struct tb_frame_buf *fb, const struct tb_topview *v,
+			const struct tb_top_status *st, int cols)
+{
+	struct line l;
+	char filter[160];
+
+	line_start(&l, cols);
+	line_printf(&l, "Sampling %u Hz: %.0f samples/s  total %llu  lost %llu  procs %u  threads %u",
+		    st->hz, v->rate, (unsigned long long)st->samples, (unsigned long long)st->lost,
+		    v->p->nprocs, v->p->nthreads);
+	emit(fb, 1, &l, "\033[1m");
+	filter_label(v, filter, sizeof(filter));
+	line_start(&l, cols);
+	if (v->filled < v->window)
+		line_printf(&l, "Window %us of %us", v->filled, v->window);
+	else
+		line_printf(&l, "Window %us", v->window);
+	line_printf(&l, "  Sort: %s  Filter: %s", v->sort == TB_TOP_BY_TOTAL ? "total" : "own", filter);
+	emit(fb, 2, &l, NULL);
+	line_start(&l, cols);
+	if (st->help)
+		line_text(&l, "q quit  o/t sort by own/total  p process  h/Tab thread  a all  j/k select");
+	else if (st->message)
+		line_text(&l, st->message);
+	else
+		line_text(&l, "Press ? for help, q to quit");
+	emit(fb, 3, &l, st->help || st->message ? NULL : "\033[2m");
+}
+
+static void draw_header(struct tb_frame_buf *fb, const struct tb_topview *v, int row, int cols)
+{
+	struct line l;
+	int own = v->sort == TB_TOP_BY_OWN;
+
+	line_start(&l, cols);
+	line_printf(&l, " %7s%8s", own ? "*%Own" : "%Own", own ? "%Total" : "*%Total");
+	if (cols >= NARROW)
+		line_printf(&l, "%9s%10s", "OwnTime", "TotalTime");
+	line_text(&l, "  Function (file:line)");
+	line_pad(&l);
+	emit(fb, row, &l, "\033[7m");
+}
+
+static void draw_row(struct tb_frame_buf *fb, const struct tb_topview *v, const struct tb_top_row *r,
+		     unsigned hz, int selected, int row, int cols)
+{
+	char own[24], total[24];
+	struct line l;
+
+	fmt_time(own, sizeof(own), (double)r->own / hz);
+	fmt_time(total, sizeof(total), (double)r->total / hz);
+	line_start(&l, cols);
+	line_printf(&l, "%c%6.1f%%%7.1f%%", selected ? '>' : ' ', pct(r->own, v->view_samples),
+		    pct(r->total, v->view_samples));
+	if (cols >= NARROW)
+		line_printf(&l, "%9s%10s", own, total);
+	line_text(&l, "  ");
+	line_function(&l, v->p, &v->funcs.f[r->func]);
+	if (selected)
+		line_pad(&l);
+	emit(fb, row, &l, selected ? "\033[1;7m" : NULL);
+}
+
+static void draw_table(struct tb_frame_buf *fb, const struct tb_topview *v, unsigned hz, int first_row,
+		       int height, int cols)
+{
+	uint32_t top = v->sel_row >= (uint32_t)height ? v->sel_row - (uint32_t)height + 1 : 0;
+	struct line l;
+
+	for (int i = 0; i < height; i++) {
+		uint32_t r = top + (uint32_t)i;
+
+		if (r < v->nrows) {
+			draw_row(fb, v, &v->rows[r], hz, r == v->sel_row, first_row + i, cols);
+			continue;
+		}
+		line_start(&l, cols);
+		if (i == 0)
+			line_text(&l, "  (no Python samples in the window)");
+		emit(fb, first_row + i, &l, NULL);
+	}
+}
+
+static void draw_opcodes(struct tb_frame_buf *fb, struct tb_topview *v, int first_row, int height, int cols)
+{
+	struct tb_top_op ops[32];
+	unsigned max = height - 2 < 32 ? (unsigned)(height - 2) : 32;
+	uint64_t leaf;
+	unsigned n = tb_top_opcodes(v, ops, max, &leaf);
+	struct line l;
+
+	line_start(&l, cols);
+	if (v->sel_func == UINT32_MAX)
+		line_text(&l, "Instructions: no function selected");
+	else
+		line_printf(&l, "Instructions of %s (innermost frame, %llu samples in the window)",
+			    tb_str(&v->p->strs, v->funcs.f[v->sel_func].qualname), (unsigned long long)leaf);
+	line_pad(&l);
+	emit(fb, first_row, &l, "\033[7m");
+	line_start(&l, cols);
+	line_printf(&l, " %7s  %-32s %s", "Share", "Instruction", "Base instruction");
+	emit(fb, first_row + 1, &l, "\033[1m");
+	for (int i = 0; i < height - 2; i++) {
+		line_start(&l, cols);
+		if ((unsigned)i < n)
+			line_printf(&l, " %6.1f%%  %-32s %s", pct(ops[i].n, leaf), ops[i].name, ops[i].base);
+		else if (i == 0)
+			line_text(&l, leaf ? "  (no opcode was read)" : "  (not an innermost frame in the window)");
+		emit(fb, first_row + 2 + i, &l, NULL);
+	}
+}
+
+void tb_top_draw(struct tb_topview *v, const struct tb_top_status *st, int rows, int cols,
+		 struct tb_frame_buf *fb)
+{
+	int panel = !st->opcodes ? 0 : rows >= 20 ? 8 : rows >= 14 ? 5 : 0;
+	int table = rows - 4 - panel;
+	unsigned hz = st->hz ? st->hz : 1;
+	struct line l;
+
+	fb->n = 0;
+	fb_put(fb, "\033[H", 3);
+	if (table < 1 || cols < 20) {
+		line_start(&l, cols);
+		line_text(&l, "terminal too small");
+		emit(fb, 1, &l, NULL);
+		fb_put(fb, "\033[J", 3);
+		return;
+	}
+	draw_status(fb, v, st, cols);
+	draw_header(fb, v, 4, cols);
+	draw_table(fb, v, hz, 5, table, cols);
+	if (panel)
+		draw_opcodes(fb, v, 5 + table, panel, cols);
+}

@@ -1,0 +1,268 @@
+/* discover.c: finds the CPython runtime of a process from its mappings:
+ * which mapped ELF file (python executable or libpython) defines
+ * _PyRuntime, where it is loaded, which version it is (Py_Version, the
+ * debug-offsets cookie, or the PY_VERSION string for 3.10) and its layout. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cpython/discover.h"
+#include "proc/elfsym.h"
+#include "proc/procmem.h"
+#include "proc/rootfs.h"
+
+#define MAX_CANDIDATES 64
+
+struct mapping {
+	uint64_t start, end, offset;
+	char path[PATH_MAX];
+};
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (int)n;
+}
+
+void tb_read_proc_names(pid_t pid, char *comm, size_t commlen, char *cmdline, size_t cmdlen)
+{
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (comm && commlen) {
+		comm[0] = '\0';
+		if (read_small_file(path, comm, commlen) > 0)
+			comm[strcspn(comm, "\n")] = '\0';
+	}
+	if (!cmdline || !cmdlen)
+		return;
+	cmdline[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_small_file(path, cmdline, cmdlen);
+	for (int i = 0; i < n - 1; i++)
+		if (cmdline[i] == '\0')
+			cmdline[i] = ' ';
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* python3.11, libpython3.12.so.1.0, python3.14t; not extension modules
+ * (_json.cpython-312-x86_64-linux-gnu.so), which are many and never hold
+ * the runtime. */
+static int looks_like_python(const char *base)
+{
+	return (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0) &&
+	       !strstr(base, ".cpython-");
+}
+
+/* The first mapping (offset 0) of each file whose name looks like python,
+ * and the main executable's, in map order. */
+static int read_candidates(pid_t pid, struct mapping *out, int max, int *exists)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+	int n = 0, first = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	*exists = f != NULL;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		struct mapping m;
+		int pos = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n",
+			   &m.start, &m.end, &m.offset, &pos) < 3 || pos == 0)
+			continue;
+		snprintf(m.path, sizeof(m.path), "%s", line + pos);
+		m.path[strcspn(m.path, "\n")] = '\0';
+		if (m.path[0] != '/' || m.offset != 0)
+			continue;
+		/* The executable is the first file mapping; take it in case python
+		 * is embedded under another name. */
+		if (looks_like_python(base_name(m.path)) || first) {
+			int dup = 0;
+
+			for (int i = 0; i < n; i++)
+				dup |= strcmp(out[i].path, m.path) == 0;
+			if (!dup)
+				out[n++] = m;
+		}
+		first = 0;
+	}
+	fclose(f);
+	return n;
+}
+
+static int open_mapped_elf(pid_t pid, const struct mapping *m, struct tb_elf *e)
+{
+	char path[PATH_MAX + 64];
+
+	/* map_files names the very file mapped, whatever the mount namespace */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, m->start, m->end);
+	if (!tb_elf_open(path, e))
+		return 0;
+	/* without CAP_SYS_ADMIN or for a deleted mapping: the path inside the
+	 * process's root, symlinks resolved inside it */
+	return tb_elf_open_fd(tb_open_in_root(pid, m->path), e);
+}
+
+static int detect_version(pid_t pid, struct tb_elf *e, uint64_t bias, uint32_t *hex)
+{
+	uint64_t addr;
+	uint32_t v;
+	unsigned micro;
+
+	if (!tb_elf_symbol(e, "Py_Version", &addr, NULL)) {
+		if (tb_mem_read(pid, addr + bias, &v, sizeof(v)))
+			return 1; /* not mapped yet: the loader is still at work */
+		if ((v >> 24) == 3) {
+			*hex = v;
+			return 0;
+		}
+	}
+	if (!tb_elf_find_version_string(e, 10, &micro)) {
+		*hex = 0x030a0000u | (micro << 8) | 0xf0;
+		return 0;
+	}
+	return -1;
+}
+
+static int load_layout(struct tb_target *t, uint32_t hex, char *err, size_t errlen)
+{
+	unsigned minor = (hex >> 16) & 0xff;
+	size_t dsize = tb_debug_offsets_size(minor);
+
+	if (dsize) {
+		unsigned char buf[4096];
+
+		if (dsize > sizeof(buf) || tb_mem_read(t->pid, t->runtime_addr, buf, dsize)) {
+			snprintf(err, errlen, "pid %d: the Python runtime is not readable (yet)", (int)t->pid);
+			return 1;
+		}
+		return tb_layout_from_debug_offsets(buf, dsize, &t->layout, err, errlen);
+	}
+	if (tb_layout_builtin(hex, &t->layout)) {
+		snprintf(err, errlen, "pid %d: unsupported Python version %u.%u.%u (supported: 3.10 to 3.15)",
+			 (int)t->pid, (hex >> 24) & 0xff, minor, (hex >> 8) & 0xff);
+		return -1;
+	}
+	return 0;
+}
+
+int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
+{
+	struct mapping maps[MAX_CANDIDATES];
+	int exists, n;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	n = read_candidates(pid, maps, MAX_CANDIDATES, &exists);
+	if (n < 0) {
+		snprintf(err, errlen, "pid %d: %s", (int)pid,
+			 errno == ENOENT || !exists ? "no such process" : strerror(errno));
+		return -1;
+	}
+	tb_read_proc_names(pid, t->comm, sizeof(t->comm), t->cmdline, sizeof(t->cmdline));
+	for (int i = 0; i < n; i++) {
+		struct tb_elf e;
+		uint64_t sym, bias;
+		uint32_t hex;
+		int rc;
+
+		if (open_mapped_elf(pid, &maps[i], &e))
+			continue;
+		if (tb_elf_symbol(&e, "_PyRuntime", &sym, NULL) &&
+		    tb_elf_section(&e, ".PyRuntime", &sym, NULL)) {
+			tb_elf_close(&e);
+			continue;
+		}
+		bias = maps[i].start - e.first_load_vaddr;
+		t->runtime_addr = sym + bias;
+		snprintf(t->elf_path, sizeof(t->elf_path), "%s", maps[i].path);
+		t->shared_lib = strstr(base_name(maps[i].path), ".so") != NULL;
+		if (!tb_elf_symbol(&e, "PyCode_Type", &sym, NULL))
+			t->pycode_type = sym + bias;
+		if (!tb_elf_symbol(&e, "_Py_NoneStruct", &sym, NULL))
+			t->none_addr = sym + bias;
+		rc = detect_version(pid, &e, bias, &hex);
+		tb_elf_close(&e);
+		if (rc > 0) {
+			snprintf(err, errlen, "pid %d: the Python runtime is not readable (yet)", (int)pid);
+			return 1;
+		}
+		if (rc) {
+			snprintf(err, errlen, "pid %d: %s defines _PyRuntime but its Python version could not be determined",
+				 (int)pid, maps[i].path);
+			return -1;
+		}
+		return load_layout(t, hex, err, errlen);
+	}
+	snprintf(err, errlen, "pid %d (%s): not a Python process (no CPython runtime in its mappings)",
+		 (int)pid, t->comm);
+	return 1;
+}
+
+/* Bytes to read so that every listed field (8 bytes wide at most) is covered. */
+static unsigned span(const __u16 *fields, size_t n)
+{
+	unsigned max = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (fields[i] != TB_NO_OFFSET && fields[i] + 8u > max)
+			max = fields[i] + 8u;
+	return max;
+}
+
+void tb_target_to_proc(const struct tb_target *t, struct tb_proc *p)
+{
+	const struct tb_layout *l = &t->layout;
+	const struct tb_py_offsets *o = &l->bpf;
+	const __u16 frame_fields[] = { o->frame_code, o->frame_previous, o->frame_instr, o->frame_owner };
+	/* co_code_adaptive on 3.11+ is where the bytecode starts: nothing to read there */
+	const __u16 code_fields[] = { o->object_type, o->code_firstlineno, o->code_argcount,
+				      o->code_version,
+				      o->frame_kind == TB_FRAME_OBJECT ? o->code_adaptive : TB_NO_OFFSET };
+	const __u16 tstate_fields[] = { o->tstate_thread_id, o->tstate_frame, l->tstate_interp,
+					l->tstate_exc_info };
+	unsigned f = span(frame_fields, 4), c = span(code_fields, 5), ts = span(tstate_fields, 4);
+
+	memset(p, 0, sizeof(*p));
+	p->runtime_addr = t->runtime_addr;
+	p->pycode_type = t->pycode_type;
+	p->none_addr = t->none_addr;
+	p->off = *o;
+	p->off.frame_read_size = (__u8)(f < TB_FRAME_BUF ? f : TB_FRAME_BUF - 1);
+	p->off.code_read_size = (__u8)(c < TB_CODE_BUF ? c : TB_CODE_BUF - 1);
+	p->off.tstate_read_size = (__u8)(ts < TB_TSTATE_BUF ? ts : TB_TSTATE_BUF - 1);
+	p->off.tstate_interp = l->tstate_interp;
+	p->off.tstate_exc_info = l->tstate_exc_info;
+	p->off.stackitem_exc_value = l->stackitem_exc_value;
+	p->off.runtime_gil = l->runtime_gil_holder != TB_NO_OFFSET ? (__u16)(l->runtime_gil_holder - 8) :
+								       TB_NO_OFFSET;
+	p->off.gil_holder = l->runtime_gil_holder != TB_NO_OFFSET ? 8 : l->gil_holder;
+	p->off.gil_locked = l->runtime_gil_locked != TB_NO_OFFSET ?
+		(__u16)(l->runtime_gil_locked - l->runtime_gil_holder + 8) : l->gil_locked;
+	p->off.interp_ceval_gil = l->interp_ceval_gil;
+	p->off.interp_gc_collecting = l->interp_gc_collecting;
+	if (l->free_threaded)
+		p->off.runtime_gil = p->off.interp_ceval_gil = TB_NO_OFFSET;
+}

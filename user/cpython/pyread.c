@@ -1,0 +1,109 @@
+/* pyread.c: reads str and bytes objects out of a target process, trusting
+ * nothing: lengths are capped, kinds checked, code points validated. */
+#include <stdlib.h>
+#include <string.h>
+#include "proc/procmem.h"
+#include "cpython/pyread.h"
+
+void tb_utf8_put(char *out, size_t outlen, size_t *pos, uint32_t cp)
+{
+	unsigned char b[4];
+	size_t n;
+
+	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		b[0] = (unsigned char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (unsigned char)(0xc0 | (cp >> 6));
+		b[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xe0 | (cp >> 12));
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (unsigned char)(0xf0 | (cp >> 18));
+		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	if (*pos + n >= outlen)
+		return;
+	memcpy(out + *pos, b, n);
+	*pos += n;
+	out[*pos] = '\0';
+}
+
+int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out, size_t outlen)
+{
+	unsigned char hdr[128], *data;
+	uint64_t length, data_addr;
+	uint32_t state, kind;
+	size_t pos = 0, hsize = l->unicode_compact_data + 8u;
+
+	if (!outlen)
+		return -1;
+	out[0] = '\0';
+	if (hsize > sizeof(hdr) || tb_mem_read(pid, addr, hdr, hsize))
+		return -1;
+	memcpy(&length, hdr + l->unicode_length, sizeof(length));
+	memcpy(&state, hdr + l->unicode_state, sizeof(state));
+	kind = (state >> l->unicode_kind_shift) & 7;
+	if (kind != 1 && kind != 2 && kind != 4)
+		return -1;
+	if (length > TB_MAX_NAME_CHARS)
+		length = TB_MAX_NAME_CHARS;
+	if ((state >> l->unicode_compact_bit) & 1)
+		data_addr = addr + (((state >> l->unicode_ascii_bit) & 1) ?
+				    l->unicode_ascii_data : l->unicode_compact_data);
+	else /* legacy: data pointer stored after the compact header */
+		memcpy(&data_addr, hdr + l->unicode_compact_data, sizeof(data_addr));
+	if (length == 0)
+		return 0;
+	data = malloc(length * kind);
+	if (!data)
+		return -1;
+	if (tb_mem_read(pid, data_addr, data, length * kind)) {
+		free(data);
+		return -1;
+	}
+	for (uint64_t i = 0; i < length; i++) {
+		uint32_t cp;
+
+		if (kind == 1)
+			cp = data[i];
+		else if (kind == 2)
+			cp = (uint32_t)data[2 * i] | (uint32_t)data[2 * i + 1] << 8;
+		else
+			memcpy(&cp, data + 4 * i, 4);
+		tb_utf8_put(out, outlen, &pos, cp);
+	}
+	free(data);
+	return 0;
+}
+
+int tb_read_pybytes(pid_t pid, const struct tb_layout *l, uint64_t addr, size_t max,
+		    unsigned char **out, size_t *len)
+{
+	int64_t size;
+
+	*out = NULL;
+	*len = 0;
+	if (tb_mem_read(pid, addr + l->bytes_size, &size, sizeof(size)) || size < 0 ||
+	    (uint64_t)size > max)
+		return -1;
+	*out = malloc(size ? (size_t)size : 1);
+	if (!*out)
+		return -1;
+	if (tb_mem_read(pid, addr + l->bytes_sval, *out, (size_t)size)) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	*len = (size_t)size;
+	return 0;
+}

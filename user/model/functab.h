@@ -1,0 +1,29 @@
+/* functab.h: functions (file + qualified name + first line) of a capture. */
+#ifndef TB_FUNCTAB_H
+#define TB_FUNCTAB_H
+#include <stdint.h>
+#include "model/symbolize.h"
+
+struct tb_func {
+	uint32_t qualname, filename;   /* strtab ids */
+	int32_t firstlineno;
+	uint64_t self, total;          /* filled by tb_functab_count */
+	uint64_t stamp;
+};
+
+struct tb_functab {
+	struct tb_func *f;
+	uint32_t n, cap;
+	uint32_t *slots, nslots;
+};
+
+struct tb_profile;
+
+void tb_functab_free(struct tb_functab *t);
+/* Index of the function a code object belongs to (added if new). */
+uint32_t tb_functab_index(struct tb_functab *t, const struct tb_code *c);
+/* Count self and total samples of every function of p (recursion counts
+ * once per sample in total). */
+void tb_functab_count(struct tb_functab *t, const struct tb_profile *p);
+
+#endif

@@ -1,0 +1,50 @@
+/* symbolize.h: code objects of target processes -> function, file, lines. */
+#ifndef TB_SYMBOLIZE_H
+#define TB_SYMBOLIZE_H
+#include <stdint.h>
+#include <sys/types.h>
+#include "cpython/linetable.h"
+#include "cpython/layout.h"
+#include "lib/strtab.h"
+
+/* One code object as read from a target (or a placeholder when it could not be). */
+struct tb_code {
+	pid_t pid;
+	uint64_t addr;
+	uint16_t code_id;
+	uint8_t resolved;      /* 0: name is a placeholder */
+	uint8_t py_minor;
+	uint8_t dead;          /* its process is gone: kept for output, not indexed */
+	uint32_t qualname;     /* strtab ids */
+	uint32_t filename;
+	int32_t firstlineno;
+	unsigned char *linetable;
+	uint32_t linetable_len;
+	uint32_t nbytes;       /* bytecode size in bytes (3.11+; 0: unknown) */
+};
+
+struct tb_symbolizer {
+	struct tb_strtab *strs;
+	struct tb_code *codes;   /* by index */
+	uint32_t n, cap;
+	uint32_t *slots;         /* hash of (pid, addr, code_id) -> index+1 */
+	uint32_t nslots;
+	uint64_t lookups, reads, unresolved_codes, stale;
+};
+
+void tb_sym_init(struct tb_symbolizer *s, struct tb_strtab *strs);
+void tb_sym_free(struct tb_symbolizer *s);
+/* Index of the code object (reading it from the target on first sight). */
+uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout *l,
+		     uint64_t pycode_type, uint64_t addr, uint16_t code_id);
+/* Add a known code object (capture files, tests): returns its index. */
+uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
+		       int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
+		       const unsigned char *linetable, uint32_t linetable_len);
+/* Location of byte offset `offset` in code `idx`. */
+void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset,
+		     struct tb_location *loc);
+/* Forget the code objects of a process (its addresses may be reused). */
+void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid);
+
+#endif

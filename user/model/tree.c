@@ -1,0 +1,257 @@
+/* tree.c: builds the weighted call tree from aggregated stacks.  Frame
+ * nodes are keyed by function (or by function and line with --by-line);
+ * each node keeps per-thread [samples, self] and a per-line breakdown, so
+ * that totals for one thread can be computed from the node alone. */
+#include <stdlib.h>
+#include <string.h>
+#include "lib/mem.h"
+#include "model/tree.h"
+
+static uint64_t node_hash(uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
+{
+	uint64_t k[2] = { ((uint64_t)parent << 32) | key, ((uint64_t)kind << 32) | (uint32_t)line };
+
+	return tb_hash_bytes(k, sizeof(k), 11);
+}
+
+static void rehash(struct tb_tree *t)
+{
+	uint32_t n = t->nslots ? t->nslots * 2 : 4096;
+
+	free(t->slots);
+	t->slots = calloc(n, sizeof(uint32_t));
+	if (!t->slots)
+		abort();
+	t->nslots = n;
+	for (uint32_t i = 1; i < t->nn; i++) {
+		const struct tb_tnode *x = &t->n[i];
+		uint32_t j = (uint32_t)node_hash(x->parent, x->kind, x->key, x->line) & (n - 1);
+
+		while (t->slots[j])
+			j = (j + 1) & (n - 1);
+		t->slots[j] = i + 1;
+	}
+}
+
+static uint32_t new_node(struct tb_tree *t, uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
+{
+	struct tb_tnode *x;
+
+	if (t->nn == t->cap)
+		t->n = tb_grow(t->n, &t->cap, t->nn + 1, sizeof(*t->n), 1024);
+	x = &t->n[t->nn];
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	x->key = key;
+	x->line = line;
+	x->parent = parent;
+	x->first_child = x->next_sibling = x->last_child = TB_NO_NODE;
+	if (parent != TB_NO_NODE) {
+		struct tb_tnode *p = &t->n[parent];
+
+		if (p->last_child == TB_NO_NODE)
+			p->first_child = t->nn;
+		else
+			t->n[p->last_child].next_sibling = t->nn;
+		p->last_child = t->nn;
+	}
+	return t->nn++;
+}
+
+static uint32_t child(struct tb_tree *t, uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
+{
+	uint32_t j;
+
+	if ((t->nn + 1) * 2 >= t->nslots)
+		rehash(t);
+	for (j = (uint32_t)node_hash(parent, kind, key, line) & (t->nslots - 1); t->slots[j];
+	     j = (j + 1) & (t->nslots - 1)) {
+		const struct tb_tnode *x = &t->n[t->slots[j] - 1];
+
+		if (x->parent == parent && x->kind == kind && x->key == key && x->line == line)
+			return t->slots[j] - 1;
+	}
+	t->slots[j] = new_node(t, parent, kind, key, line) + 1;
+	return t->slots[j] - 1;
+}
+
+static void add_weight(struct tb_tnode *x, uint32_t thread, uint64_t count, int is_self)
+{
+	struct tb_tval *v = NULL;
+
+	x->total += count;
+	if (is_self)
+		x->self += count;
+	for (uint32_t i = 0; i < x->ntv; i++)
+		if (x->tv[i].thread == thread) {
+			v = &x->tv[i];
+			break;
+		}
+	if (!v) {
+		if (x->ntv == x->captv)
+			x->tv = tb_grow(x->tv, &x->captv, x->ntv + 1, sizeof(*x->tv), 2);
+		v = &x->tv[x->ntv++];
+		memset(v, 0, sizeof(*v));
+		v->thread = thread;
+	}
+	v->samples += count;
+	if (is_self)
+		v->self += count;
+}
+
+static void add_line(struct tb_tnode *x, const struct tb_location *loc, uint64_t count, int is_self)
+{
+	struct tb_lval *v = NULL;
+
+	for (uint32_t i = 0; i < x->nlv; i++)
+		if (x->lv[i].line == loc->line) {
+			v = &x->lv[i];
+			break;
+		}
+	if (!v) {
+		if (x->nlv == x->caplv)
+			x->lv = tb_grow(x->lv, &x->caplv, x->nlv + 1, sizeof(*x->lv), 2);
+		v = &x->lv[x->nlv++];
+		memset(v, 0, sizeof(*v));
+		v->line = loc->line;
+	}
+	v->samples += count;
+	if (is_self)
+		v->self += count;
+	if (v->samples == count) {
+		v->loc = *loc;
+	} else if (loc->line == v->loc.line && loc->col >= 0) { /* widen to every sampled span */
+		if (v->loc.col < 0 || loc->col < v->loc.col)
+			v->loc.col = loc->col;
+		if (loc->end_line > v->loc.end_line ||
+		    (loc->end_line == v->loc.end_line && loc->end_col > v->loc.end_col)) {
+			v->loc.end_line = loc->end_line;
+			v->loc.end_col = loc->end_col;
+		}
+	}
+}
+
+static void add_opcode(struct tb_tnode *x, uint32_t thread, uint8_t opcode, uint64_t count)
+{
+	for (uint32_t i = 0; i < x->nov; i++)
+		if (x->ov[i].thread == thread && x->ov[i].opcode == opcode) {
+			x->ov[i].samples += count;
+			return;
+		}
+	if (x->nov == x->capov)
+		x->ov = tb_grow(x->ov, &x->capov, x->nov + 1, sizeof(*x->ov), 2);
+	x->ov[x->nov++] = (struct tb_oval){ thread, opcode, count };
+}
+
+static void add_instruction(struct tb_tnode *x, const struct tb_sframe *f, const struct tb_location *loc,
+			    uint64_t count)
+{
+	for (uint32_t i = 0; i < x->niv; i++)
+		if (x->iv[i].offset == f->offset) {
+			x->iv[i].samples += count;
+			if (f->has_opcode) { /* the latest (possibly re-specialized) form */
+				x->iv[i].opcode = f->opcode;
+				x->iv[i].has_opcode = 1;
+			}
+			return;
+		}
+	if (x->niv == x->capiv)
+		x->iv = tb_grow(x->iv, &x->capiv, x->niv + 1, sizeof(*x->iv), 2);
+	x->iv[x->niv++] = (struct tb_ival){ f->offset, f->opcode, f->has_opcode, *loc, count };
+}
+
+const struct tb_tval *tb_tree_tval(const struct tb_tnode *n, uint32_t thread)
+{
+	for (uint32_t i = 0; i < n->ntv; i++)
+		if (n->tv[i].thread == thread)
+			return &n->tv[i];
+	return NULL;
+}
+
+static void add_stack(struct tb_tree *t, const struct tb_stack *s)
+{
+	const struct tb_profile *p = t->prof;
+	const struct tb_sframe *f = tb_stack_frames(p, s);
+	uint32_t thread = s->thread, node;
+	int pi = tb_profile_find_process(p, p->threads[thread].pid);
+
+	add_weight(&t->n[0], thread, s->count, 0);
+	node = child(t, 0, TB_N_PROCESS, pi < 0 ? 0 : (uint32_t)pi, -1);
+	add_weight(&t->n[node], thread, s->count, 0);
+	if (s->kind & TB_SK_TRUNCATED) {
+		node = child(t, node, TB_N_TRUNCATED, 0, -1);
+		add_weight(&t->n[node], thread, s->count, 0);
+	}
+	if (s->kind & TB_SK_PARTIAL) {
+		node = child(t, node, TB_N_PARTIAL, 0, -1);
+		add_weight(&t->n[node], thread, s->count, 0);
+	}
+	for (int i = s->depth - 1; i >= 0; i--) {
+		const struct tb_code *c = &p->sym.codes[f[i].code];
+		struct tb_location loc;
+		uint32_t fi = tb_functab_index(&t->funcs, c);
+
+		tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
+		node = child(t, node, TB_N_FRAME, fi, t->by_line ? loc.line : -1);
+		add_weight(&t->n[node], thread, s->count, i == 0);
+		add_line(&t->n[node], &loc, s->count, i == 0);
+		t->n[node].py_minor = c->py_minor;
+		if (i == 0 && f[i].has_opcode)
+			add_opcode(&t->n[node], thread, f[i].opcode, s->count);
+		if (i == 0)
+			add_instruction(&t->n[node], &f[i], &loc, s->count);
+	}
+}
+
+void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
+{
+	memset(t, 0, sizeof(*t));
+	t->prof = p;
+	t->by_line = by_line;
+	new_node(t, TB_NO_NODE, TB_N_ROOT, 0, -1);
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		add_stack(t, &p->stacks[i]);
+	tb_functab_count(&t->funcs, p);
+}
+
+static int significant(const struct tb_tree *t, const struct tb_tnode *x, double min_fraction)
+{
+	const struct tb_profile *p = t->prof;
+
+	if ((double)x->total >= min_fraction * (double)t->n[0].total)
+		return 1;
+	for (uint32_t i = 0; i < x->ntv; i++) {
+		double need = 0.001 * (double)p->threads[x->tv[i].thread].python_samples;
+
+		if ((double)x->tv[i].samples >= (need > 1.0 ? need : 1.0))
+			return 1;
+	}
+	return 0;
+}
+
+void tb_tree_prune(struct tb_tree *t, double min_fraction)
+{
+	t->min_fraction = min_fraction;
+	t->pruned = 0;
+	/* parents come before children in node order */
+	for (uint32_t i = 1; i < t->nn; i++) {
+		struct tb_tnode *x = &t->n[i];
+
+		x->pruned = t->n[x->parent].pruned || !significant(t, x, min_fraction);
+		t->pruned += x->pruned;
+	}
+}
+
+void tb_tree_free(struct tb_tree *t)
+{
+	for (uint32_t i = 0; i < t->nn; i++) {
+		free(t->n[i].tv);
+		free(t->n[i].lv);
+		free(t->n[i].ov);
+		free(t->n[i].iv);
+	}
+	free(t->n);
+	free(t->slots);
+	tb_functab_free(&t->funcs);
+	memset(t, 0, sizeof(*t));
+}

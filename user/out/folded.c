@@ -1,0 +1,104 @@
+/* folded.c: the collapsed-stack writer (flamegraph.pl, speedscope, inferno).
+ * One line per unique stack, root first: process and thread frames, then
+ * Python frames `qualname (file:line)`, then a space and the count. */
+#include <stdlib.h>
+#include <string.h>
+#include "lib/mem.h"
+#include "out/format.h"
+
+struct line {
+	char *text;
+	uint64_t count;
+};
+
+/* Names come from the target: keep them on one line and one frame. */
+static void put_clean(char *out, size_t len, size_t *pos, const char *s)
+{
+	for (; *s && *pos + 1 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		out[(*pos)++] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	out[*pos] = '\0';
+}
+
+static void put_raw(char *out, size_t len, size_t *pos, const char *s)
+{
+	for (; *s && *pos + 1 < len; s++)
+		out[(*pos)++] = *s;
+	out[*pos] = '\0';
+}
+
+static void put_fmt(char *out, size_t len, size_t *pos, const char *fmt, long long v)
+{
+	int n = snprintf(out + *pos, len - *pos, fmt, v);
+
+	if (n > 0)
+		*pos = *pos + (size_t)n < len ? *pos + (size_t)n : len - 1;
+}
+
+static char *stack_line(const struct tb_profile *p, const struct tb_stack *s)
+{
+	const struct tb_tinfo *t = &p->threads[s->thread];
+	int pi = tb_profile_find_process(p, t->pid);
+	const struct tb_sframe *f = tb_stack_frames(p, s);
+	size_t len = 256 + (size_t)s->depth * 300, pos = 0;
+	char *out = malloc(len);
+
+	if (!out)
+		abort();
+	out[0] = '\0';
+	put_clean(out, len, &pos, pi >= 0 ? p->procs[pi].target.comm : "?");
+	put_fmt(out, len, &pos, " (pid %lld);", t->pid);
+	put_clean(out, len, &pos, tb_str(&p->strs, t->name));
+	put_fmt(out, len, &pos, " (tid %lld)", t->tid);
+	if (s->kind & TB_SK_TRUNCATED)
+		put_raw(out, len, &pos, ";<truncated>");
+	if (s->kind & TB_SK_PARTIAL)
+		put_raw(out, len, &pos, ";<partial stack>");
+	for (int i = s->depth - 1; i >= 0; i--) {
+		const struct tb_code *c = &p->sym.codes[f[i].code];
+		struct tb_location loc;
+
+		tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
+		put_raw(out, len, &pos, ";");
+		put_clean(out, len, &pos, tb_str(&p->strs, c->qualname));
+		put_raw(out, len, &pos, " (");
+		put_clean(out, len, &pos, tb_str(&p->strs, c->filename));
+		put_fmt(out, len, &pos, ":%lld)", loc.line >= 0 ? loc.line : c->firstlineno);
+	}
+	return out;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+}
+
+int tb_write_folded(const struct tb_profile *p, FILE *f)
+{
+	struct line *lines = calloc(p->nstacks ? p->nstacks : 1, sizeof(*lines));
+	uint32_t n = 0;
+	int rc = 0;
+
+	if (!lines)
+		return -1;
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		lines[n].text = stack_line(p, &p->stacks[i]);
+		lines[n++].count = p->stacks[i].count;
+	}
+	tb_qsort(lines, n, sizeof(*lines), cmp_line);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t count = lines[i].count;
+
+		while (i + 1 < n && strcmp(lines[i].text, lines[i + 1].text) == 0) {
+			free(lines[i].text);
+			count += lines[++i].count;
+		}
+		if (fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)count) < 0)
+			rc = -1;
+		free(lines[i].text);
+	}
+	free(lines);
+	return rc;
+}

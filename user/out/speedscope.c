@@ -1,0 +1,252 @@
+/* speedscope.c: the speedscope writer (`-o x.speedscope.json`,
+ * https://www.speedscope.app/file-format-schema.json): shared frames keyed
+ * by (function, file, line), one "sampled" profile per thread whose samples
+ * are root-first stacks of frame indices weighted in seconds of CPU. */
+#include <stdlib.h>
+#include <string.h>
+#include "lib/mem.h"
+#include "lib/jsonw.h"
+#include "out/format.h"
+
+#define MARK_TRUNCATED UINT32_MAX       /* qualname of the marker frames */
+#define MARK_PARTIAL (UINT32_MAX - 1)
+
+struct sframe {
+	uint32_t qualname, filename;
+	int32_t line;
+};
+
+struct frames {
+	struct sframe *f;
+	uint32_t n, cap;
+	uint32_t *slots, nslots;
+};
+
+struct seq {            /* one stack of a thread: frame indices, root first */
+	uint32_t *idx;
+	uint32_t len;
+	uint64_t count;
+	int merged;         /* folded into the next one (same frames) */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+static uint64_t frame_hash(uint32_t q, uint32_t f, int32_t line)
+{
+	uint64_t k[2] = { ((uint64_t)q << 32) | f, (uint32_t)line };
+
+	return tb_hash_bytes(k, sizeof(k), 5);
+}
+
+static void rehash(struct frames *t)
+{
+	uint32_t n = t->nslots ? t->nslots * 2 : 1024;
+
+	free(t->slots);
+	t->slots = calloc(n, sizeof(uint32_t));
+	if (!t->slots)
+		abort();
+	t->nslots = n;
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t j = (uint32_t)frame_hash(t->f[i].qualname, t->f[i].filename, t->f[i].line) & (n - 1);
+
+		while (t->slots[j])
+			j = (j + 1) & (n - 1);
+		t->slots[j] = i + 1;
+	}
+}
+
+static uint32_t frame_index(struct frames *t, uint32_t q, uint32_t f, int32_t line)
+{
+	uint32_t j;
+
+	if ((t->n + 1) * 2 >= t->nslots)
+		rehash(t);
+	for (j = (uint32_t)frame_hash(q, f, line) & (t->nslots - 1); t->slots[j];
+	     j = (j + 1) & (t->nslots - 1)) {
+		const struct sframe *g = &t->f[t->slots[j] - 1];
+
+		if (g->qualname == q && g->filename == f && g->line == line)
+			return t->slots[j] - 1;
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 256;
+		t->f = xrealloc(t->f, (size_t)t->cap * sizeof(*t->f));
+	}
+	t->f[t->n] = (struct sframe){ q, f, line };
+	t->slots[j] = ++t->n;
+	return t->n - 1;
+}
+
+/* The stack as root-first frame indices (markers, then callers to callee). */
+static void stack_seq(const struct tb_profile *p, struct frames *fr, const struct tb_stack *s,
+		      struct seq *out)
+{
+	const struct tb_sframe *f = tb_stack_frames(p, s);
+	uint32_t n = 0;
+
+	out->idx = xrealloc(NULL, ((size_t)s->depth + 2) * sizeof(uint32_t));
+	out->count = s->count;
+	out->merged = 0;
+	if (s->kind & TB_SK_TRUNCATED)
+		out->idx[n++] = frame_index(fr, MARK_TRUNCATED, 0, 0);
+	if (s->kind & TB_SK_PARTIAL)
+		out->idx[n++] = frame_index(fr, MARK_PARTIAL, 0, 0);
+	for (int i = s->depth - 1; i >= 0; i--) {
+		const struct tb_code *c = &p->sym.codes[f[i].code];
+		int32_t line = c->firstlineno;
+
+		if (p->by_line) {
+			struct tb_location loc;
+
+			tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
+			if (loc.line >= 0)
+				line = loc.line;
+		}
+		out->idx[n++] = frame_index(fr, c->qualname, c->filename, line);
+	}
+	out->len = n;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct seq *x = a, *y = b;
+
+	for (uint32_t i = 0; i < x->len && i < y->len; i++)
+		if (x->idx[i] != y->idx[i])
+			return x->idx[i] < y->idx[i] ? -1 : 1;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+static double weight(const struct tb_profile *p, uint64_t count)
+{
+	return p->hz ? (double)count / (double)p->hz : (double)count;
+}
+
+static void write_profile(FILE *f, const struct tb_profile *p, uint32_t thread, struct seq *q,
+			  uint32_t n)
+{
+	const struct tb_tinfo *t = &p->threads[thread];
+	const char *tname = tb_str(&p->strs, t->name);
+	size_t len = strlen(tname) + 64;
+	char *name = xrealloc(NULL, len);
+	uint64_t total = 0;
+	int first = 1;
+
+	snprintf(name, len, "%s (tid %u, pid %u)", tname, t->tid, t->pid);
+	tb_qsort(q, n, sizeof(*q), cmp_seq);
+	for (uint32_t i = 0; i < n; i++)
+		total += q[i].count;
+	for (uint32_t i = 0; i < n; i++) {
+		if (i + 1 < n && cmp_seq(&q[i], &q[i + 1]) == 0) {
+			q[i + 1].count += q[i].count;
+			q[i].merged = 1;
+		}
+	}
+	fputs("{\"type\":\"sampled\",\"name\":", f);
+	tb_json_str(f, name);
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%.9g,\"samples\":[",
+		p->hz ? "seconds" : "none", weight(p, total));
+	for (uint32_t i = 0; i < n; i++) {
+		if (q[i].merged)
+			continue;
+		fputs(first ? "[" : ",[", f);
+		first = 0;
+		for (uint32_t k = 0; k < q[i].len; k++)
+			fprintf(f, "%s%u", k ? "," : "", q[i].idx[k]);
+		fputc(']', f);
+	}
+	fputs("],\"weights\":[", f);
+	first = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (q[i].merged)
+			continue;
+		fprintf(f, "%s%.9g", first ? "" : ",", weight(p, q[i].count));
+		first = 0;
+	}
+	fputs("]}", f);
+	free(name);
+}
+
+static void write_frames(FILE *f, const struct tb_profile *p, const struct frames *fr)
+{
+	fputs("\"shared\":{\"frames\":[", f);
+	for (uint32_t i = 0; i < fr->n; i++) {
+		const struct sframe *s = &fr->f[i];
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		if (s->qualname == MARK_TRUNCATED || s->qualname == MARK_PARTIAL) {
+			fputs(s->qualname == MARK_TRUNCATED ? "\"<truncated>\"}" : "\"<partial stack>\"}", f);
+			continue;
+		}
+		tb_json_str(f, tb_str(&p->strs, s->qualname));
+		fputs(",\"file\":", f);
+		tb_json_str(f, tb_str(&p->strs, s->filename));
+		fprintf(f, ",\"line\":%d}", s->line);
+	}
+	fputs("]}", f);
+}
+
+static void write_name(FILE *f, const struct tb_profile *p)
+{
+	char buf[400];
+
+	if (p->nprocs == 1)
+		snprintf(buf, sizeof(buf), "tachyon-bpf: %s (pid %d)", p->procs[0].target.cmdline,
+			 (int)p->procs[0].target.pid);
+	else
+		snprintf(buf, sizeof(buf), "tachyon-bpf: %u Python processes", p->nprocs);
+	tb_json_str(f, buf);
+}
+
+int tb_write_speedscope(const struct tb_profile *p, FILE *f)
+{
+	struct frames fr = { 0 };
+	uint32_t *start = xrealloc(NULL, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
+	struct seq *q = xrealloc(NULL, (size_t)p->nstacks * sizeof(*q));
+	uint32_t nprof = 0;
+
+	/* stacks bucketed by thread: start[t] .. start[t + 1] */
+	memset(start, 0, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].count) /* wall mode: an off-CPU stack may have no weight yet */
+			start[p->stacks[i].thread + 1]++;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		start[t + 1] += start[t];
+	{
+		uint32_t *fill = xrealloc(NULL, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
+
+		memcpy(fill, start, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
+		for (uint32_t i = 0; i < p->nstacks; i++)
+			if (p->stacks[i].count)
+				stack_seq(p, &fr, &p->stacks[i], &q[fill[p->stacks[i].thread]++]);
+		free(fill);
+	}
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+	      "\"version\":\"0.0.1\",\"exporter\":\"tachyon-bpf\",\"name\":", f);
+	write_name(f, p);
+	fputs(",\"activeProfileIndex\":0,", f);
+	write_frames(f, p, &fr);
+	fputs(",\"profiles\":[", f);
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		if (start[t + 1] == start[t])
+			continue; /* no Python stack: nothing to show */
+		if (nprof++)
+			fputc(',', f);
+		write_profile(f, p, t, &q[start[t]], start[t + 1] - start[t]);
+	}
+	fputs("]}\n", f);
+	for (uint32_t i = 0; i < start[p->nthreads]; i++)
+		free(q[i].idx);
+	free(q);
+	free(start);
+	free(fr.f);
+	free(fr.slots);
+	return ferror(f) ? -1 : 0;
+}

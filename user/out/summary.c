@@ -1,0 +1,116 @@
+/* summary.c: the end-of-capture report on stderr: counts, and the top
+ * functions by self and total samples. */
+#include <stdlib.h>
+#include <string.h>
+#include "lib/mem.h"
+#include "model/functab.h"
+#include "cpython/opcodes.h"
+#include "out/format.h"
+
+static int by_self(const void *a, const void *b)
+{
+	const struct tb_func *x = a, *y = b;
+
+	return x->self != y->self ? (x->self < y->self ? 1 : -1) : (x->total < y->total) - (x->total > y->total);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct tb_func *x = a, *y = b;
+
+	return x->total != y->total ? (x->total < y->total ? 1 : -1) : (x->self < y->self) - (x->self > y->self);
+}
+
+static void print_top(const struct tb_profile *p, FILE *out, struct tb_func *f, uint32_t n,
+		      unsigned top, const char *title)
+{
+	double all = p->python_samples ? (double)p->python_samples : 1.0;
+
+	fprintf(out, "  %s:\n", title);
+	for (uint32_t i = 0; i < n && i < top; i++)
+		fprintf(out, "    %6.2f%% self %6.2f%% total  %s (%s:%d)\n",
+			100.0 * (double)f[i].self / all, 100.0 * (double)f[i].total / all,
+			tb_str(&p->strs, f[i].qualname), tb_str(&p->strs, f[i].filename), f[i].firstlineno);
+}
+
+/* Top executing instructions (by name, across versions) and the share of
+ * samples in a specialized instruction. */
+static void print_opcodes(const struct tb_profile *p, FILE *out, unsigned top)
+{
+	struct { const char *name; uint64_t n; } ops[64];
+	unsigned nops = 0;
+	uint64_t with = 0, specialized = 0;
+	char buf[32];
+
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		const struct tb_stack *s = &p->stacks[i];
+		const struct tb_sframe *f = tb_stack_frames(p, s);
+		unsigned minor, op;
+		const char *name;
+		unsigned k;
+
+		if (!s->depth || !f[0].has_opcode || !s->count)
+			continue;
+		minor = p->sym.codes[f[0].code].py_minor;
+		op = f[0].opcode;
+		name = tb_opcode_name(minor, op, buf, sizeof(buf));
+		with += s->count;
+		/* 3.11's *_ADAPTIVE forms are the not-yet-specialized ones */
+		if (tb_opcode_base(minor, op) != op &&
+		    !(strlen(name) > 9 && !strcmp(name + strlen(name) - 9, "_ADAPTIVE")))
+			specialized += s->count;
+		for (k = 0; k < nops && strcmp(ops[k].name, name); k++)
+			;
+		if (k == nops && nops < 64 && name != buf)
+			ops[nops++].name = name, ops[k].n = 0;
+		if (k < nops)
+			ops[k].n += s->count;
+	}
+	if (!with)
+		return;
+	for (unsigned a = 0; a < nops; a++) /* few entries: selection sort */
+		for (unsigned b = a + 1; b < nops; b++)
+			if (ops[b].n > ops[a].n) {
+				__typeof__(ops[0]) tmp = ops[a];
+
+				ops[a] = ops[b];
+				ops[b] = tmp;
+			}
+	fprintf(out, "  top instructions (%.1f%% of samples in specialized instructions):\n",
+		100.0 * (double)specialized / (double)with);
+	for (unsigned a = 0; a < nops && a < top; a++)
+		fprintf(out, "    %6.2f%%  %s\n", 100.0 * (double)ops[a].n / (double)with, ops[a].name);
+}
+
+void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
+{
+	struct tb_functab t = { 0 };
+
+	tb_functab_count(&t, p);
+	fprintf(out, "tachyon-bpf: %llu samples (%llu with Python frames, %llu without), %llu lost, "
+		"%llu truncated, %llu partial\n",
+		(unsigned long long)p->samples, (unsigned long long)(p->python_samples - p->off_cpu_samples),
+		(unsigned long long)p->no_python, (unsigned long long)p->lost,
+		(unsigned long long)p->truncated, (unsigned long long)p->partial);
+	if (p->off_cpu_records)
+		fprintf(out, "  wall mode: %llu off-CPU stacks recorded at switch-outs, weighing %llu samples\n",
+			(unsigned long long)p->off_cpu_records, (unsigned long long)p->off_cpu_samples);
+	fprintf(out, "  %u processes, %u threads, %u functions, %llu of %llu frames unresolved (%.2f%%)\n",
+		p->nprocs, p->nthreads, t.n, (unsigned long long)p->unresolved_frames,
+		(unsigned long long)p->frames,
+		p->frames ? 100.0 * (double)p->unresolved_frames / (double)p->frames : 0.0);
+	fprintf(out, "  capture %.2f s, agent CPU %.3f s (%.1f us per sample)\n", p->duration_s,
+		p->agent_cpu_s, p->samples ? 1e6 * p->agent_cpu_s / (double)p->samples : 0.0);
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		fprintf(out, "  pid %d: Python %s, %llu samples: %s\n", (int)p->procs[i].target.pid,
+			p->procs[i].version, (unsigned long long)p->procs[i].samples,
+			p->procs[i].target.cmdline);
+	if (t.n && top) {
+		tb_qsort(t.f, t.n, sizeof(*t.f), by_self);
+		print_top(p, out, t.f, t.n, top, "top functions by self samples");
+		tb_qsort(t.f, t.n, sizeof(*t.f), by_total);
+		print_top(p, out, t.f, t.n, top, "top functions by total samples");
+		print_opcodes(p, out, top < 5 ? top : 5);
+	}
+	tb_functab_free(&t);
+}

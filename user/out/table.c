@@ -1,0 +1,119 @@
+/* pstats.c: the pstats-style text table (`-o x.txt`): one row per function
+ * with own (self) and total samples, their shares of the Python samples and
+ * their time (samples / rate), sorted by p->sort_key (--sort own|total|name)
+ * and cut at p->limit rows (--limit N, 0 = all). */
+#include <stdlib.h>
+#include <string.h>
+#include "lib/mem.h"
+#include "model/functab.h"
+#include "out/format.h"
+
+static const struct tb_profile *sort_prof; /* qsort has no context argument */
+
+static int cmp_name(const struct tb_func *x, const struct tb_func *y)
+{
+	const struct tb_strtab *s = &sort_prof->strs;
+	int c = strcmp(tb_str(s, x->qualname), tb_str(s, y->qualname));
+
+	if (!c)
+		c = strcmp(tb_str(s, x->filename), tb_str(s, y->filename));
+	if (!c)
+		c = (x->firstlineno > y->firstlineno) - (x->firstlineno < y->firstlineno);
+	return c;
+}
+
+static int desc(uint64_t a, uint64_t b)
+{
+	return (a < b) - (a > b);
+}
+
+static int by_own(const void *a, const void *b)
+{
+	const struct tb_func *x = a, *y = b;
+	int c = desc(x->self, y->self);
+
+	return c ? c : (c = desc(x->total, y->total)) ? c : cmp_name(x, y);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct tb_func *x = a, *y = b;
+	int c = desc(x->total, y->total);
+
+	return c ? c : (c = desc(x->self, y->self)) ? c : cmp_name(x, y);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return cmp_name(a, b);
+}
+
+int tb_pstats_sort_key(const char *name)
+{
+	static const char *const keys[] = { "own", "total", "name" };
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, keys[i]))
+			return i;
+	return -1;
+}
+
+/* Names come from the target: one row each, no control characters. */
+static void put_clean(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static void header(const struct tb_profile *p, FILE *f, uint32_t shown, uint32_t nfuncs)
+{
+	static const char *const modes[] = { "cpu", "wall", "gil", "exception" };
+	static const char *const keys[] = { "own samples", "total samples", "function name" };
+
+	fprintf(f, "tachyon-bpf profile: %llu Python samples (%llu records, %llu off-CPU), %.3f s "
+		"at %u Hz (mode %s), %u process%s, %u thread%s\n",
+		(unsigned long long)p->python_samples, (unsigned long long)p->samples,
+		(unsigned long long)p->off_cpu_samples, p->duration_s, p->hz, modes[p->mode & 3],
+		p->nprocs, p->nprocs == 1 ? "" : "es", p->nthreads, p->nthreads == 1 ? "" : "s");
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		const struct tb_pinfo *pi = &p->procs[i];
+
+		fprintf(f, "process %d: Python %s, %llu samples: ", (int)pi->target.pid, pi->version,
+			(unsigned long long)pi->samples);
+		put_clean(f, pi->target.cmdline[0] ? pi->target.cmdline : pi->target.comm);
+		fputc('\n', f);
+	}
+	fprintf(f, "sorted by %s; %u of %u functions; time = samples / rate\n\n",
+		keys[p->sort_key >= 0 && p->sort_key <= 2 ? p->sort_key : 0], shown, nfuncs);
+	fprintf(f, "%10s %10s %7s %7s %12s %12s  %s\n", "own", "total", "own%", "total%", "own_ms",
+		"total_ms", "function (file:line)");
+}
+
+int tb_write_pstats(const struct tb_profile *p, FILE *f)
+{
+	static int (*const cmps[])(const void *, const void *) = { by_own, by_total, by_name };
+	struct tb_functab t = { 0 };
+	double all = p->python_samples ? (double)p->python_samples : 1.0;
+	double ms = 1000.0 / (p->hz ? p->hz : 1000);
+	uint32_t shown;
+
+	tb_functab_count(&t, p);
+	sort_prof = p;
+	if (t.n)
+		tb_qsort(t.f, t.n, sizeof(*t.f), cmps[p->sort_key >= 0 && p->sort_key <= 2 ? p->sort_key : 0]);
+	shown = p->limit && p->limit < t.n ? p->limit : t.n;
+	header(p, f, shown, t.n);
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct tb_func *fn = &t.f[i];
+
+		fprintf(f, "%10llu %10llu %6.2f%% %6.2f%% %12.1f %12.1f  ", (unsigned long long)fn->self,
+			(unsigned long long)fn->total, 100.0 * (double)fn->self / all,
+			100.0 * (double)fn->total / all, (double)fn->self * ms, (double)fn->total * ms);
+		put_clean(f, tb_str(&p->strs, fn->qualname));
+		fputs(" (", f);
+		put_clean(f, tb_str(&p->strs, fn->filename));
+		fprintf(f, ":%d)\n", fn->firstlineno);
+	}
+	tb_functab_free(&t);
+	return ferror(f) ? -1 : 0;
+}

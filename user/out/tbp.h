@@ -1,0 +1,29 @@
+/* capture.h: capture files (`-o capture.tbp`), the agent's own format:
+ * everything a profile holds, so that any output can be rendered later
+ * (`tachyon-bpf render`).  Layout: docs/capture-format.md. */
+#ifndef TB_CAPTURE_H
+#define TB_CAPTURE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "model/profile.h"
+
+#define TB_CAP_MAGIC "TBPCAP\0\1"
+#define TB_CAP_MAGIC_LEN 8
+#define TB_CAP_VERSION 1
+#define TB_CAP_HEADER_SIZE 32
+#define TB_CAP_FLAG_ZLIB 1u                  /* payload is a zlib stream (always, version 1) */
+#define TB_CAP_MAX_PAYLOAD (1ull << 30)      /* largest decompressed payload read */
+#define TB_CAP_META_BY_LINE 1u               /* metadata flags */
+#define TB_CAP_META_NO_GC 2u
+
+/* Write p as a capture file. 0, or -1 on a write or compression error. */
+int tb_write_capture(const struct tb_profile *p, FILE *f);
+
+/* Read a capture into *out (initialized here). The input is untrusted.
+ * 0 on success; -1 with one sentence in err, and *out left empty (freed). */
+int tb_read_capture(const char *path, struct tb_profile *out, char *err, size_t errlen);
+int tb_read_capture_mem(const void *buf, size_t len, struct tb_profile *out, char *err,
+			size_t errlen);
+
+#endif

@@ -1,0 +1,546 @@
+/* capture_read.c: reads a capture file back into a profile that every
+ * writer can render.  The file is untrusted: every count is bounded by the
+ * bytes left before anything is allocated, every index is range-checked,
+ * and any problem ends the read with one sentence (docs/capture-format.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "lib/mem.h"
+#include "out/tbp.h"
+
+/* deflate cannot compress better than about 1032:1 */
+#define MAX_RATIO 1032u
+/* code objects sharing (pid, address, id) with an earlier one: only after
+ * a pid was reused during the capture, so a handful at most */
+#define MAX_DUP_CODES 1024u
+/* largest file read: a header and a stored (incompressible) payload */
+#define MAX_FILE (TB_CAP_MAX_PAYLOAD + (TB_CAP_MAX_PAYLOAD >> 8) + 4096)
+
+struct rd {
+	const unsigned char *p;
+	size_t left;
+	char *err;
+	size_t errlen;
+	int failed;
+	const char **strs;    /* the string table, pointing into the payload */
+	uint32_t nstrs;
+	uint32_t *pids;       /* process ids, sorted */
+	uint32_t npids;
+};
+
+static int fail(struct rd *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->failed) {
+		va_start(ap, fmt);
+		vsnprintf(r->err, r->errlen, fmt, ap);
+		va_end(ap);
+		r->failed = 1;
+	}
+	return -1;
+}
+
+static uint64_t le(const unsigned char *d, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = bytes - 1; i >= 0; i--)
+		v = (v << 8) | d[i];
+	return v;
+}
+
+/* Take n bytes, or fail naming the part being read. */
+static const unsigned char *take(struct rd *r, size_t n, const char *what)
+{
+	const unsigned char *d = r->p;
+
+	if (r->failed)
+		return NULL;
+	if (n > r->left) {
+		fail(r, "payload is truncated in the %s", what);
+		return NULL;
+	}
+	r->p += n;
+	r->left -= n;
+	return d;
+}
+
+static uint64_t get(struct rd *r, int bytes, const char *what)
+{
+	const unsigned char *d = take(r, (size_t)bytes, what);
+
+	return d ? le(d, bytes) : 0;
+}
+
+static double get_f64(struct rd *r, const char *what)
+{
+	uint64_t bits = get(r, 8, what);
+	double v;
+
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+/* A count of items of at least `min` bytes each: bounded by what is left. */
+static uint32_t get_count(struct rd *r, size_t min, const char *what)
+{
+	uint32_t n = (uint32_t)get(r, 4, what);
+
+	if (!r->failed && n > r->left / min)
+		fail(r, "the %s section claims %u entries, more than the %zu bytes left can hold",
+		     what, n, r->left);
+	return r->failed ? 0 : n;
+}
+
+/* u32 length, bytes, NUL: a pointer into the payload, or NULL. */
+static const char *get_str(struct rd *r, const char *what)
+{
+	uint32_t len = (uint32_t)get(r, 4, what);
+	const unsigned char *d;
+
+	if (r->failed)
+		return NULL;
+	d = take(r, (size_t)len + 1, what);
+	if (!d)
+		return NULL;
+	if (d[len] != 0 || memchr(d, 0, len)) {
+		fail(r, "a string in the %s is not NUL-terminated", what);
+		return NULL;
+	}
+	return (const char *)d;
+}
+
+static void copy_str(struct rd *r, char *dst, size_t cap, const char *what)
+{
+	const char *s = get_str(r, what);
+
+	if (s && strlen(s) >= cap)
+		fail(r, "a %s is longer than %zu bytes", what, cap - 1);
+	else if (s)
+		memcpy(dst, s, strlen(s) + 1);
+}
+
+static uint32_t get_strid(struct rd *r, const char *what)
+{
+	uint32_t id = (uint32_t)get(r, 4, what);
+
+	if (!r->failed && id >= r->nstrs)
+		fail(r, "string index %u in the %s is out of range (%u strings)", id, what, r->nstrs);
+	return r->failed ? 0 : id;
+}
+
+static int read_meta(struct rd *r, struct tb_profile *p)
+{
+	const char *w = "metadata";
+	uint32_t mode, flags;
+
+	p->hz = (unsigned)get(r, 4, w);
+	p->max_depth = (unsigned)get(r, 4, w);
+	p->duration_s = get_f64(r, w);
+	p->start_unix = (int64_t)get(r, 8, w);
+	p->agent_cpu_s = get_f64(r, w);
+	p->first_ns = get(r, 8, w);
+	p->last_ns = get(r, 8, w);
+	p->samples = get(r, 8, w);
+	p->python_samples = get(r, 8, w);
+	p->no_python = get(r, 8, w);
+	p->truncated = get(r, 8, w);
+	p->partial = get(r, 8, w);
+	p->frames = get(r, 8, w);
+	p->unresolved_frames = get(r, 8, w);
+	p->lost = get(r, 8, w);
+	p->malformed = get(r, 8, w);
+	p->filtered = get(r, 8, w);
+	p->off_cpu_samples = get(r, 8, w);
+	mode = (uint32_t)get(r, 4, w);
+	flags = (uint32_t)get(r, 4, w);
+	p->min_fraction = get_f64(r, w);
+	if (r->failed)
+		return -1;
+	if (mode > TB_MODE_EXCEPTION)
+		return fail(r, "the metadata names an unknown sampling mode (%u)", mode);
+	if (flags & ~(TB_CAP_META_BY_LINE | TB_CAP_META_NO_GC))
+		return fail(r, "the metadata has invalid flags");
+	p->mode = (enum tb_mode)mode;
+	p->by_line = (flags & TB_CAP_META_BY_LINE) != 0;
+	p->no_gc = (flags & TB_CAP_META_NO_GC) != 0;
+	if (!isfinite(p->duration_s) || p->duration_s < 0 || !isfinite(p->agent_cpu_s) ||
+	    !isfinite(p->min_fraction) || p->min_fraction < 0 || p->min_fraction > 1)
+		return fail(r, "the metadata holds an impossible duration, CPU time or fraction");
+	return 0;
+}
+
+static int read_strings(struct rd *r, struct tb_profile *p)
+{
+	uint32_t n = get_count(r, 5, "string table");
+
+	if (r->failed)
+		return -1;
+	if (n == 0)
+		return fail(r, "the string table is empty");
+	r->strs = malloc((size_t)n * sizeof(*r->strs));
+	if (!r->strs)
+		return fail(r, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		r->strs[i] = get_str(r, "string table");
+		if (!r->strs[i])
+			return -1;
+	}
+	r->nstrs = n;
+	if (r->strs[0][0])
+		return fail(r, "string 0 of the string table is not empty");
+	for (uint32_t i = 1; i < n; i++) /* in order: the same ids as when written */
+		tb_strtab_intern(&p->strs, r->strs[i]);
+	return 0;
+}
+
+static int read_processes(struct rd *r, struct tb_profile *p)
+{
+	/* 40 fixed bytes and four strings of at least 5 bytes */
+	uint32_t n = get_count(r, 60, "process");
+
+	for (uint32_t i = 0; i < n && !r->failed; i++) {
+		struct tb_target t;
+		char version[sizeof(p->procs[0].version)] = "";
+		uint32_t ns_pid, vh, reserved, idx;
+		uint64_t samples;
+		unsigned ft, shared;
+
+		memset(&t, 0, sizeof(t));
+		t.pid = (pid_t)get(r, 4, "process");
+		ns_pid = (uint32_t)get(r, 4, "process");
+		samples = get(r, 8, "process");
+		vh = (uint32_t)get(r, 4, "process");
+		ft = (unsigned)get(r, 1, "process");
+		shared = (unsigned)get(r, 1, "process");
+		reserved = (uint32_t)get(r, 2, "process");
+		t.runtime_addr = get(r, 8, "process");
+		t.pycode_type = get(r, 8, "process");
+		copy_str(r, t.comm, sizeof(t.comm), "process name");
+		copy_str(r, t.cmdline, sizeof(t.cmdline), "process command line");
+		copy_str(r, t.elf_path, sizeof(t.elf_path), "process executable path");
+		copy_str(r, version, sizeof(version), "process Python version");
+		if (r->failed)
+			return -1;
+		if (ft > 1 || shared > 1 || reserved)
+			return fail(r, "process %u has invalid flags", i);
+		t.shared_lib = (int)shared;
+		t.layout.version_hex = vh;
+		t.layout.major = (vh >> 24) & 0xff;
+		t.layout.minor = (vh >> 16) & 0xff;
+		t.layout.micro = (vh >> 8) & 0xff;
+		t.layout.free_threaded = (int)ft;
+		t.layout.bpf.py_version = vh;
+		idx = tb_profile_add_process(p, &t);
+		p->procs[idx].ns_pid = ns_pid;
+		p->procs[idx].samples = samples;
+		memcpy(p->procs[idx].version, version, sizeof(version));
+	}
+	return r->failed ? -1 : 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int sort_pids(struct rd *r, const struct tb_profile *p)
+{
+	r->pids = malloc((p->nprocs ? p->nprocs : 1) * sizeof(*r->pids));
+	if (!r->pids)
+		return fail(r, "out of memory");
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		r->pids[i] = (uint32_t)p->procs[i].target.pid;
+	r->npids = p->nprocs;
+	tb_qsort(r->pids, r->npids, sizeof(*r->pids), cmp_u32);
+	return 0;
+}
+
+static int read_threads(struct rd *r, struct tb_profile *p)
+{
+	uint32_t n = get_count(r, 92, "thread");
+
+	for (uint32_t i = 0; i < n && !r->failed; i++) {
+		uint32_t pid = (uint32_t)get(r, 4, "thread");
+		uint32_t tid = (uint32_t)get(r, 4, "thread");
+		uint32_t ns_tid = (uint32_t)get(r, 4, "thread");
+		uint32_t name = get_strid(r, "thread");
+		uint32_t comm = get_strid(r, "thread");
+		struct tb_tinfo *t;
+		uint32_t idx;
+
+		if (r->failed)
+			return -1;
+		if (!bsearch(&pid, r->pids, r->npids, sizeof(pid), cmp_u32))
+			return fail(r, "thread %u belongs to pid %u, which is not among the processes",
+				    i, pid);
+		idx = tb_profile_add_thread(p, pid, tid, ns_tid, r->strs[name]);
+		t = &p->threads[idx]; /* after the call: it may move the array */
+		t->comm = tb_strtab_intern(&p->strs, r->strs[comm]);
+		t->python_name = t->comm != t->name;
+		t->ident = get(r, 8, "thread");
+		t->samples = get(r, 8, "thread");
+		t->python_samples = get(r, 8, "thread");
+		t->on_cpu = get(r, 8, "thread");
+		t->off_cpu = get(r, 8, "thread");
+		t->gil_held = get(r, 8, "thread");
+		t->gil_wait = get(r, 8, "thread");
+		t->gc = get(r, 8, "thread");
+		t->exception = get(r, 8, "thread");
+	}
+	return r->failed ? -1 : 0;
+}
+
+static int read_codes(struct rd *r, struct tb_profile *p)
+{
+	uint32_t n = get_count(r, 36, "code object"), dups = 0;
+
+	for (uint32_t i = 0; i < n && !r->failed; i++) {
+		pid_t pid = (pid_t)get(r, 4, "code object");
+		uint64_t addr = get(r, 8, "code object");
+		uint16_t code_id = (uint16_t)get(r, 2, "code object");
+		unsigned flags = (unsigned)get(r, 1, "code object");
+		int py_minor = (int)get(r, 1, "code object");
+		uint32_t qualname = get_strid(r, "code object");
+		uint32_t filename = get_strid(r, "code object");
+		int32_t firstlineno = (int32_t)(uint32_t)get(r, 4, "code object");
+		uint32_t nbytes = (uint32_t)get(r, 4, "code object");
+		uint32_t tlen = (uint32_t)get(r, 4, "code object");
+		const unsigned char *table = take(r, tlen, "code object line table");
+		uint32_t idx;
+
+		if (r->failed)
+			return -1;
+		if (flags > 1)
+			return fail(r, "code object %u has invalid flags", i);
+		idx = tb_sym_insert(&p->sym, pid, addr, code_id, py_minor, r->strs[qualname],
+				    r->strs[filename], firstlineno, table, tlen);
+		if (idx != i) {
+			/* same (pid, address, id) as an earlier, forgotten one: keep both
+			 * (a few: each one lengthens the symbolizer's probe chains) */
+			if (++dups > MAX_DUP_CODES)
+				return fail(r, "more than %u code objects repeat an earlier one's address",
+					    MAX_DUP_CODES);
+			p->sym.codes[idx].dead = 1;
+			idx = tb_sym_insert(&p->sym, pid, addr, code_id, py_minor, r->strs[qualname],
+					    r->strs[filename], firstlineno, table, tlen);
+		}
+		if (idx != i)
+			return fail(r, "code object %u could not be indexed", i);
+		p->sym.codes[idx].resolved = (uint8_t)(flags & 1);
+		p->sym.codes[idx].nbytes = nbytes;
+		if (!(flags & 1))
+			p->sym.unresolved_codes++;
+	}
+	return r->failed ? -1 : 0;
+}
+
+static int read_stacks(struct rd *r, struct tb_profile *p)
+{
+	uint32_t n = get_count(r, 16, "stack");
+	struct tb_sframe *f;
+
+	if (r->failed)
+		return -1;
+	f = malloc(TB_MAX_FRAMES * sizeof(*f));
+	if (!f)
+		return fail(r, "out of memory");
+	for (uint32_t i = 0; i < n && !r->failed; i++) {
+		uint32_t thread = (uint32_t)get(r, 4, "stack");
+		uint16_t kind = (uint16_t)get(r, 2, "stack");
+		uint16_t depth = (uint16_t)get(r, 2, "stack");
+		uint64_t count = get(r, 8, "stack");
+		const unsigned char *d;
+
+		if (r->failed)
+			break;
+		if (thread >= p->nthreads) {
+			fail(r, "stack %u names thread %u of %u", i, thread, p->nthreads);
+			break;
+		}
+		if (kind & ~(unsigned)(TB_SK_TRUNCATED | TB_SK_PARTIAL)) {
+			fail(r, "stack %u has invalid flags", i);
+			break;
+		}
+		if (depth == 0 || depth > TB_MAX_FRAMES) {
+			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, TB_MAX_FRAMES);
+			break;
+		}
+		d = take(r, (size_t)depth * 10, "stack frames");
+		for (uint16_t k = 0; d && k < depth; k++, d += 10) {
+			f[k].code = (uint32_t)le(d, 4);
+			f[k].offset = (int32_t)(uint32_t)le(d + 4, 4);
+			f[k].opcode = d[8];
+			f[k].has_opcode = d[9] ? 1 : 0;
+			if (f[k].code >= p->sym.n) {
+				fail(r, "stack %u names code object %u of %u", i, f[k].code, p->sym.n);
+				break;
+			}
+		}
+		if (!r->failed)
+			tb_profile_add_stack(p, thread, kind, f, depth, count);
+	}
+	free(f);
+	return r->failed ? -1 : 0;
+}
+
+static int parse_payload(const unsigned char *d, size_t len, struct tb_profile *p, char *err,
+			 size_t errlen)
+{
+	struct rd r = { d, len, err, errlen, 0, NULL, 0, NULL, 0 };
+
+	if (!read_meta(&r, p) && !read_strings(&r, p) && !read_processes(&r, p) && !sort_pids(&r, p) &&
+	    !read_threads(&r, p) && !read_codes(&r, p) && !read_stacks(&r, p) && r.left)
+		fail(&r, "%zu unexpected bytes follow the stacks", r.left);
+	free(r.strs);
+	free(r.pids);
+	return r.failed ? -1 : 0;
+}
+
+static int read_header(const unsigned char *b, size_t len, uint64_t *plen, uint64_t *zlen,
+		       char *err, size_t errlen)
+{
+	unsigned version, flags;
+
+	if (len == 0) {
+		snprintf(err, errlen, "empty file, not a capture");
+		return -1;
+	}
+	if (memcmp(b, TB_CAP_MAGIC, len < TB_CAP_MAGIC_LEN ? len : TB_CAP_MAGIC_LEN)) {
+		snprintf(err, errlen, "not a tachyon-bpf capture (bad magic)");
+		return -1;
+	}
+	if (len < TB_CAP_HEADER_SIZE) {
+		snprintf(err, errlen, "truncated capture: %zu bytes, shorter than the header", len);
+		return -1;
+	}
+	version = (unsigned)le(b + 8, 2);
+	flags = (unsigned)le(b + 10, 2);
+	*plen = le(b + 16, 8);
+	*zlen = le(b + 24, 8);
+	if (version > TB_CAP_VERSION) {
+		snprintf(err, errlen, "capture format version %u is newer than this tachyon-bpf reads (%u)",
+			 version, TB_CAP_VERSION);
+		return -1;
+	}
+	if (version == 0 || flags != TB_CAP_FLAG_ZLIB || le(b + 12, 4)) {
+		snprintf(err, errlen, "corrupt capture header (version %u, flags 0x%x)", version, flags);
+		return -1;
+	}
+	if (*zlen != len - TB_CAP_HEADER_SIZE) {
+		snprintf(err, errlen, "%s capture: the header announces %llu compressed bytes, %zu follow",
+			 *zlen > len - TB_CAP_HEADER_SIZE ? "truncated" : "corrupt",
+			 (unsigned long long)*zlen, len - TB_CAP_HEADER_SIZE);
+		return -1;
+	}
+	if (*plen > TB_CAP_MAX_PAYLOAD) {
+		snprintf(err, errlen, "the header announces a %llu-byte payload, over the %llu-byte limit",
+			 (unsigned long long)*plen, (unsigned long long)TB_CAP_MAX_PAYLOAD);
+		return -1;
+	}
+	if (*plen > *zlen * MAX_RATIO + 64) {
+		snprintf(err, errlen, "corrupt capture: %llu compressed bytes cannot hold %llu bytes",
+			 (unsigned long long)*zlen, (unsigned long long)*plen);
+		return -1;
+	}
+	return 0;
+}
+
+int tb_read_capture_mem(const void *buf, size_t len, struct tb_profile *out, char *err,
+			size_t errlen)
+{
+	const unsigned char *b = buf;
+	uint64_t plen, zlen;
+	unsigned char *pay;
+	uLongf got;
+	uLong used;
+	int zrc;
+
+	tb_profile_init(out);
+	if (read_header(b, len, &plen, &zlen, err, errlen))
+		goto fail;
+	pay = malloc(plen ? plen : 1);
+	if (!pay) {
+		snprintf(err, errlen, "out of memory for a %llu-byte payload", (unsigned long long)plen);
+		goto fail;
+	}
+	got = plen;
+	used = zlen;
+	zrc = uncompress2(pay, &got, b + TB_CAP_HEADER_SIZE, &used);
+	if (zrc != Z_OK || got != plen || used != zlen) {
+		snprintf(err, errlen, "corrupt capture: the compressed payload does not decompress "
+			 "(%s)", zrc == Z_OK ? "size mismatch" : zrc == Z_MEM_ERROR ? "out of memory" :
+			 zrc == Z_BUF_ERROR ? "longer than announced or cut short" : "bad data");
+		free(pay);
+		goto fail;
+	}
+	if (parse_payload(pay, plen, out, err, errlen)) {
+		free(pay);
+		goto fail;
+	}
+	free(pay);
+	return 0;
+fail:
+	tb_profile_free(out);
+	return -1;
+}
+
+int tb_read_capture(const char *path, struct tb_profile *out, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	unsigned char *b = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	if (!f) {
+		tb_profile_init(out);
+		snprintf(err, errlen, "cannot open: %s", strerror(errno));
+		tb_profile_free(out);
+		return -1;
+	}
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			unsigned char *nb;
+
+			if (cap > MAX_FILE) {
+				snprintf(err, errlen, "file is larger than any capture can be");
+				goto fail;
+			}
+			cap = cap ? cap * 2 : 65536;
+			if (cap > MAX_FILE + 1)
+				cap = MAX_FILE + 1;
+			nb = realloc(b, cap);
+			if (!nb) {
+				snprintf(err, errlen, "out of memory reading the file");
+				goto fail;
+			}
+			b = nb;
+		}
+		got = fread(b + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "read error: %s", strerror(errno));
+		goto fail;
+	}
+	fclose(f);
+	rc = tb_read_capture_mem(b, n, out, err, errlen);
+	free(b);
+	return rc;
+fail:
+	fclose(f);
+	free(b);
+	tb_profile_init(out);
+	tb_profile_free(out);
+	return -1;
+}

@@ -1,0 +1,259 @@
+/* json.c: the tree JSON writer (`-o profile.json`, docs/profile-json.md). */
+#include <sys/utsname.h>
+#include "lib/jsonw.h"
+#include "cpython/opcodes.h"
+#include "out/format.h"
+#include "model/tree.h"
+#include "out/tree_json.h"
+
+static void write_thread_values(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
+{
+	fputs(",\"thread_values\":{", f);
+	for (uint32_t i = 0; i < x->ntv; i++)
+		fprintf(f, "%s\"%u\":[%llu,%llu]", i ? "," : "", t->prof->threads[x->tv[i].thread].tid,
+			(unsigned long long)x->tv[i].samples, (unsigned long long)x->tv[i].self);
+	fputc('}', f);
+}
+
+static const struct tb_lval *hottest_line(const struct tb_tnode *x)
+{
+	const struct tb_lval *best = NULL;
+
+	for (uint32_t i = 0; i < x->nlv; i++)
+		if (!best || x->lv[i].samples > best->samples)
+			best = &x->lv[i];
+	return best;
+}
+
+static void write_frame_fields(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
+{
+	const struct tb_profile *p = t->prof;
+	const struct tb_func *fn = &t->funcs.f[x->key];
+	const struct tb_lval *hot = hottest_line(x);
+
+	fputs("\"name\":", f);
+	tb_json_str(f, tb_str(&p->strs, fn->qualname));
+	fputs(",\"kind\":\"frame\",\"filename\":", f);
+	tb_json_str(f, tb_str(&p->strs, fn->filename));
+	fprintf(f, ",\"lineno\":%d", t->by_line && x->line >= 0 ? x->line : fn->firstlineno);
+	if (hot)
+		fprintf(f, ",\"location\":[%d,%d,%d,%d]", hot->loc.line, hot->loc.end_line,
+			hot->loc.col, hot->loc.end_col);
+	else
+		fputs(",\"location\":[-1,-1,-1,-1]", f);
+	fputs(",\"lines\":[", f);
+	for (uint32_t i = 0; i < x->nlv; i++)
+		fprintf(f, "%s[%d,%llu,%llu]", i ? "," : "", x->lv[i].line,
+			(unsigned long long)x->lv[i].samples, (unsigned long long)x->lv[i].self);
+	fputc(']', f);
+}
+
+/* "opcodes": [[name, base name, self samples]] summed over threads, and
+ * "thread_opcodes": {tid: [[name, base name, samples]]}. */
+static void write_opcode_entry(FILE *f, unsigned minor, uint8_t op, uint64_t n)
+{
+	char b1[32], b2[32];
+
+	fputc('[', f);
+	tb_json_str(f, tb_opcode_name(minor, op, b1, sizeof(b1)));
+	fputc(',', f);
+	tb_json_str(f, tb_opcode_name(minor, tb_opcode_base(minor, op), b2, sizeof(b2)));
+	fprintf(f, ",%llu]", (unsigned long long)n);
+}
+
+static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
+{
+	uint64_t sum[256] = { 0 };
+	int first = 1;
+
+	if (x->niv) {
+		fputs(",\"instructions\":[", f);
+		for (uint32_t i = 0; i < x->niv; i++) {
+			const struct tb_ival *v = &x->iv[i];
+			char b1[32], b2[32];
+
+			fprintf(f, "%s[%d,", i ? "," : "", v->offset);
+			if (v->has_opcode) {
+				tb_json_str(f, tb_opcode_name(x->py_minor, v->opcode, b1, sizeof(b1)));
+				fputc(',', f);
+				tb_json_str(f, tb_opcode_name(x->py_minor, tb_opcode_base(x->py_minor, v->opcode),
+							      b2, sizeof(b2)));
+			} else {
+				fputs("null,null", f);
+			}
+			fprintf(f, ",%d,%d,%d,%d,%llu]", v->loc.line, v->loc.end_line, v->loc.col,
+				v->loc.end_col, (unsigned long long)v->samples);
+		}
+		fputc(']', f);
+	}
+	if (!x->nov)
+		return;
+	for (uint32_t i = 0; i < x->nov; i++)
+		sum[x->ov[i].opcode] += x->ov[i].samples;
+	fputs(",\"opcodes\":[", f);
+	for (unsigned op = 0; op < 256; op++) {
+		if (!sum[op])
+			continue;
+		if (!first)
+			fputc(',', f);
+		first = 0;
+		write_opcode_entry(f, x->py_minor, (uint8_t)op, sum[op]);
+	}
+	fputs("],\"thread_opcodes\":{", f);
+	for (uint32_t i = 0; i < x->nov; i++) {
+		uint32_t th = x->ov[i].thread;
+		int seen = 0;
+
+		for (uint32_t j = 0; j < i; j++)
+			seen |= x->ov[j].thread == th;
+		if (seen)
+			continue;
+		fprintf(f, "%s\"%u\":[", i ? "," : "", t->prof->threads[th].tid);
+		first = 1;
+		for (uint32_t j = i; j < x->nov; j++) {
+			if (x->ov[j].thread != th)
+				continue;
+			if (!first)
+				fputc(',', f);
+			first = 0;
+			write_opcode_entry(f, x->py_minor, x->ov[j].opcode, x->ov[j].samples);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+void tb_json_node(FILE *f, const struct tb_tree *t, uint32_t idx, const struct tb_json_hooks *h)
+{
+	const struct tb_tnode *x = &t->n[idx];
+	const struct tb_profile *p = t->prof;
+	char name[96];
+	int first = 1;
+
+	fputc('{', f);
+	switch (x->kind) {
+	case TB_N_ROOT:
+		fputs("\"name\":\"all\",\"kind\":\"root\"", f);
+		break;
+	case TB_N_PROCESS: {
+		const struct tb_pinfo *pi = &p->procs[x->key];
+
+		snprintf(name, sizeof(name), "%s (pid %d)", pi->target.comm, (int)pi->target.pid);
+		fputs("\"name\":", f);
+		tb_json_str(f, name);
+		fprintf(f, ",\"kind\":\"process\",\"pid\":%d", (int)pi->target.pid);
+		break;
+	}
+	case TB_N_TRUNCATED:
+		fputs("\"name\":\"<truncated>\",\"kind\":\"truncated\"", f);
+		break;
+	case TB_N_PARTIAL:
+		fputs("\"name\":\"<partial stack>\",\"kind\":\"partial\"", f);
+		break;
+	default:
+		write_frame_fields(f, t, x);
+	}
+	fprintf(f, ",\"value\":%llu,\"self\":%llu", (unsigned long long)x->total,
+		(unsigned long long)x->self);
+	write_thread_values(f, t, x);
+	write_opcodes(f, t, x);
+	if (h && h->node_extra)
+		h->node_extra(f, t, idx, h->ctx);
+	fputs(",\"children\":[", f);
+	for (uint32_t c = x->first_child; c != TB_NO_NODE; c = t->n[c].next_sibling) {
+		if (t->n[c].pruned)
+			continue;
+		if (!first)
+			fputc(',', f);
+		first = 0;
+		tb_json_node(f, t, c, h);
+	}
+	fputs("]}", f);
+}
+
+void tb_json_meta(FILE *f, const struct tb_tree *t)
+{
+	const struct tb_profile *p = t->prof;
+	struct utsname u;
+
+	if (uname(&u))
+		u.nodename[0] = u.release[0] = '\0';
+	static const char *const modes[] = { "cpu", "wall", "gil", "exception" };
+
+	fprintf(f, "\"meta\":{\"rate_hz\":%u,\"duration_s\":%.3f,\"mode\":\"%s\",\"host\":", p->hz,
+		p->duration_s, modes[p->mode & 3]);
+	tb_json_str(f, u.nodename);
+	fputs(",\"kernel\":", f);
+	tb_json_str(f, u.release);
+	fprintf(f, ",\"start_unix\":%lld,\"samples\":%llu,\"python_samples\":%llu,"
+		"\"no_python_samples\":%llu,\"lost\":%llu,\"truncated\":%llu,\"partial\":%llu,"
+		"\"frames\":%llu,\"unresolved_frames\":%llu,\"max_depth\":%u,\"by_line\":%s,"
+		"\"min_fraction\":%g,\"pruned_nodes\":%u,\"functions\":%u,\"agent_cpu_s\":%.4f,"
+		"\"off_cpu_samples\":%llu,\"off_cpu_records\":%llu,\"filtered_samples\":%llu,\"gc_frames\":%s,"
+		"\"processes\":[",
+		(long long)p->start_unix, (unsigned long long)p->samples,
+		(unsigned long long)p->python_samples, (unsigned long long)p->no_python,
+		(unsigned long long)p->lost, (unsigned long long)p->truncated,
+		(unsigned long long)p->partial, (unsigned long long)p->frames,
+		(unsigned long long)p->unresolved_frames, p->max_depth, t->by_line ? "true" : "false",
+		t->min_fraction, t->pruned, t->funcs.n, p->agent_cpu_s,
+		(unsigned long long)p->off_cpu_samples, (unsigned long long)p->off_cpu_records,
+		(unsigned long long)p->filtered,
+		p->no_gc ? "false" : "true");
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		const struct tb_pinfo *pi = &p->procs[i];
+
+		fprintf(f, "%s{\"pid\":%d,\"ns_pid\":%u,\"comm\":", i ? "," : "", (int)pi->target.pid,
+			pi->ns_pid);
+		tb_json_str(f, pi->target.comm);
+		fputs(",\"cmdline\":", f);
+		tb_json_str(f, pi->target.cmdline);
+		fputs(",\"python\":", f);
+		tb_json_str(f, pi->version);
+		fputs(",\"elf\":", f);
+		tb_json_str(f, pi->target.elf_path);
+		fprintf(f, ",\"free_threaded\":%s,\"gil\":%s,\"samples\":%llu}",
+			pi->target.layout.free_threaded ? "true" : "false",
+			pi->target.layout.free_threaded ? "false" : "true", (unsigned long long)pi->samples);
+	}
+	fputs("]}", f);
+}
+
+void tb_json_threads(FILE *f, const struct tb_profile *p)
+{
+	fputs("\"threads\":{", f);
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		const struct tb_tinfo *t = &p->threads[i];
+
+		fprintf(f, "%s\"%u\":{\"pid\":%u,\"ns_tid\":%u,\"name\":", i ? "," : "", t->tid, t->pid,
+			t->ns_tid);
+		tb_json_str(f, tb_str(&p->strs, t->name));
+		fputs(",\"comm\":", f);
+		tb_json_str(f, tb_str(&p->strs, t->comm));
+		fprintf(f, ",\"ident\":%llu", (unsigned long long)t->ident);
+		fprintf(f, ",\"samples\":%llu,\"python_samples\":%llu,\"status\":{\"on_cpu\":%llu,"
+			"\"off_cpu\":%llu,\"gil_held\":%llu,\"gil_wait\":%llu,\"gc\":%llu,\"exception\":%llu}}",
+			(unsigned long long)t->samples, (unsigned long long)t->python_samples,
+			(unsigned long long)t->on_cpu, (unsigned long long)t->off_cpu,
+			(unsigned long long)t->gil_held, (unsigned long long)t->gil_wait,
+			(unsigned long long)t->gc, (unsigned long long)t->exception);
+	}
+	fputc('}', f);
+}
+
+int tb_write_tree_json(const struct tb_profile *p, FILE *f)
+{
+	struct tb_tree t;
+
+	tb_tree_build(&t, p, p->by_line);
+	tb_tree_prune(&t, p->min_fraction);
+	fputs("{\"format\":\"tachyon-bpf-tree\",\"version\":1,", f);
+	tb_json_meta(f, &t);
+	fputc(',', f);
+	tb_json_threads(f, p);
+	fputs(",\"tree\":", f);
+	tb_json_node(f, &t, 0, NULL);
+	fputs("}\n", f);
+	tb_tree_free(&t);
+	return ferror(f) ? -1 : 0;
+}
