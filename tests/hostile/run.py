@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""Hostile-host tests: tachyon-bpf runs as root and reads what other users'
+processes control.  Each check plays an attacker for real (an unprivileged
+process via setpriv, a planted symlink, a FIFO, crafted captures, a process
+that lies about its layout, a fork storm, signals, escape sequences) and
+checks the promise of docs/security.md.  One line per check, then
+"N passed, N failed"; exit 1 on any failure.
+
+    tests/hostile/run.py [-k SUBSTRING]"""
+import json
+import os
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import tb  # noqa: E402
+
+BIN = tb.BIN
+PY = "/usr/bin/python3.11"
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+TMP = tempfile.mkdtemp(prefix="tb-hostile-")
+os.chmod(TMP, 0o755)
+SPIN = "import time\nend = time.time() + %f\nwhile time.time() < end: pass\n"
+
+
+def spin_code(filename, seconds):
+    """Python source that compiles a spinning function under `filename` and runs it."""
+    body = "def spin_here():\n    import time\n    end = time.time() + %f\n" \
+           "    while time.time() < end:\n        pass\n" % seconds
+    return "ns = {}\nexec(compile(%r, %r, 'exec'), ns)\nns['spin_here']()\n" % (body, filename)
+
+
+def wait_started(proc, seconds=0.4):
+    time.sleep(seconds)
+    assert proc.poll() is None, "the target exited early (rc %s)" % proc.returncode
+
+
+def agent(args, timeout=90, **kw):
+    """Run tachyon-bpf; the CompletedProcess (stderr kept as bytes)."""
+    return subprocess.run([BIN] + args, capture_output=True, timeout=timeout, **kw)
+
+
+def no_crash(r, what):
+    assert r.returncode >= 0, "%s: killed by signal %d" % (what, -r.returncode)
+    assert r.returncode in (0, 1, 2), "%s: exit %d: %s" % (what, r.returncode, r.stderr[-300:])
+
+
+# ---- files of a target are read with the target's credentials -------------
+
+def test_root_only_source_not_disclosed():
+    d = os.path.join(TMP, "disclose")
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    secret = os.path.join(d, "secret.py")
+    with open(secret, "w") as f:
+        f.write("# SECRET-TOKEN-4711 (root only)\n" * 20)
+    os.chmod(secret, 0o600)
+    public = os.path.join(d, "public.py")
+    with open(public, "w") as f:
+        f.write("# PUBLIC-TEXT-0815\n" * 20)
+    os.chmod(public, 0o644)
+    code = spin_code(secret, 20) .replace("ns['spin_here']()", "import threading\n"
+                                          "threading.Thread(target=ns['spin_here']).start()") + \
+        spin_code(public, 20)
+    proc = subprocess.Popen(NOBODY + [PY, "-c", code])
+    try:
+        wait_started(proc)
+        out = os.path.join(TMP, "disclose.heatmap.json")
+        r = agent(["-q", "-p", str(proc.pid), "-d", "1.5", "-r", "499", "-o", out])
+        assert r.returncode == 0, r.stderr
+        data = json.load(open(out))
+    finally:
+        proc.kill()
+        proc.wait()
+    files = {f["path"]: f for f in data["files"]}
+    assert secret in files and public in files, "files in the heatmap: %s" % list(files)
+    assert "SECRET-TOKEN" not in json.dumps(data), "the root-only file's text is in the output"
+    assert files[public]["source"] and "PUBLIC-TEXT-0815" in files[public]["source"], \
+        "a file the target's user can read is not shown"
+    return "secret.py: %s; public.py shown" % files[secret]["missing"]
+
+
+def test_fifo_not_opened():
+    """A FIFO named as a source file: opening it for reading as root would be
+    seen by a writer blocked on it (and a device node could have effects)."""
+    d = os.path.join(TMP, "fifo")
+    os.mkdir(d)
+    os.chmod(d, 0o777)
+    fifo = os.path.join(d, "trap.py")
+    os.mkfifo(fifo)
+    os.chmod(fifo, 0o666)
+    marker = os.path.join(d, "opened")
+    code = ("import os, threading\n"
+            "def watch():\n"
+            "    fd = os.open(%r, os.O_WRONLY)\n"   # returns only when a reader opens it
+            "    open(%r, 'w').write('opened')\n"
+            "threading.Thread(target=watch, daemon=True).start()\n" % (fifo, marker)) + spin_code(fifo, 20)
+    proc = subprocess.Popen(NOBODY + [PY, "-c", code])
+    try:
+        wait_started(proc)
+        out = os.path.join(TMP, "fifo.heatmap.json")
+        r = agent(["-q", "-p", str(proc.pid), "-d", "1.5", "-r", "499", "-o", out])
+        time.sleep(0.3)
+        assert r.returncode == 0, r.stderr
+        data = json.load(open(out))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not os.path.exists(marker), "the agent opened the FIFO for reading"
+    files = {f["path"]: f for f in data["files"]}
+    return "trap.py: %s" % files.get(fifo, {}).get("missing")
+
+
+# ---- outputs cannot be redirected -------------------------------------------
+
+def test_planted_temp_symlink():
+    d = os.path.join(TMP, "outdir")
+    os.mkdir(d)
+    os.chmod(d, 0o1777)
+    victim = os.path.join(TMP, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    final = os.path.join(d, "p.json")
+    proc = subprocess.Popen([BIN, "-q", "-r", "99", "-d", "1.5", "-o", final, "--", PY, "-c", SPIN % 5],
+                            stderr=subprocess.PIPE)
+    # the attacker knows the agent's pid: plant the names it could use
+    for name in ("p.json.tmp.%d" % proc.pid, "p.json.tmp"):
+        os.symlink(victim, os.path.join(d, name))
+    _, err = proc.communicate(timeout=60)
+    assert open(victim).read() == "precious\n", "the victim file was overwritten"
+    assert proc.returncode == 0, err
+    assert os.path.isfile(final) and not os.path.islink(final)
+    json.load(open(final))
+    return "victim untouched, output written"
+
+
+def test_planted_final_symlink():
+    d = os.path.join(TMP, "outdir2")
+    os.mkdir(d)
+    os.chmod(d, 0o1777)
+    victim = os.path.join(TMP, "victim2")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    final = os.path.join(d, "q.json")
+    os.symlink(victim, final)
+    r = agent(["-q", "-r", "99", "-d", "1", "-o", final, "--", PY, "-c", SPIN % 3])
+    assert open(victim).read() == "precious\n", "the victim file was overwritten through the final name"
+    assert r.returncode == 0, r.stderr
+    assert not os.path.islink(final), "the output is still the planted link"
+    return "the link was replaced, not followed"
+
+
+def test_no_temp_left_on_kill():
+    d = os.path.join(TMP, "outdir3")
+    os.mkdir(d)
+    big = os.path.join(d, "k.html")
+    proc = subprocess.Popen([BIN, "-q", "-r", "99", "-o", big, "--", PY, "-c", SPIN % 30])
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.02)
+    proc.kill()   # during or after the write
+    proc.wait()
+    leftovers = [n for n in os.listdir(d) if n != "k.html"]
+    assert not leftovers, "temporary files left: %s" % leftovers
+    return "nothing but the output (%s)" % ("written" if os.path.exists(big) else "not written")
+
+
+# ---- crafted captures ---------------------------------------------------------
+
+def test_crafted_captures():
+    corpus = os.path.join(HERE, "captures")
+    fmts = subprocess.run([BIN, "render", "--list-formats"], capture_output=True, text=True)
+    exts = fmts.stdout.split() if fmts.returncode == 0 and fmts.stdout.strip() else \
+        [".html", ".json", ".folded", ".speedscope.json", ".pb.gz", ".tbp", ".heatmap.html",
+         ".heatmap.json", ".gecko.json", ".jsonl", ".txt"]
+    bad = []
+    n = 0
+    for name in sorted(os.listdir(corpus)):
+        for ext in exts:
+            out = os.path.join(TMP, "crafted" + ext)
+            t0 = time.time()
+            try:
+                r = agent(["render", "-q", os.path.join(corpus, name), "-o", out], timeout=20)
+            except subprocess.TimeoutExpired:
+                bad.append("%s %s: over 20 s" % (name, ext))
+                continue
+            n += 1
+            lines = r.stderr.decode(errors="replace").strip().splitlines()
+            if r.returncode < 0 or r.returncode > 2:
+                bad.append("%s %s: exit %d" % (name, ext, r.returncode))
+            elif r.returncode and len(lines) != 1:
+                bad.append("%s %s: %d lines on stderr" % (name, ext, len(lines)))
+            elif time.time() - t0 > 5:
+                bad.append("%s %s: %.1f s" % (name, ext, time.time() - t0))
+    assert not bad, "; ".join(bad[:6]) + (" (+%d more)" % (len(bad) - 6) if len(bad) > 6 else "")
+    return "%d renders: each a file or one line, none over 5 s" % n
+
+
+# ---- a lying interpreter ------------------------------------------------------
+
+LIAR = r"""
+import ctypes, sys, time, threading
+rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
+# _Py_DebugOffsets of 3.13: thread_state.size at 152, thread_state.current_frame at 184
+ctypes.c_uint64.from_address(rt + 152).value = 65535
+ctypes.c_uint64.from_address(rt + 184).value = 65000
+def spin():
+    while True: pass
+threading.Thread(target=spin, daemon=True).start()
+print("ready", flush=True)
+time.sleep(30)
+"""
+
+
+def python313():
+    for minor, kind, argv in tb.interpreters():
+        if minor == "3.13":
+            return argv
+    return None
+
+
+def test_lying_debug_offsets():
+    py = python313()
+    if not py:
+        return "skipped: no CPython 3.13 here"
+    proc = subprocess.Popen(py + ["-c", LIAR], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        r = agent(["dump", str(proc.pid)], timeout=30)
+        no_crash(r, "dump")
+        r2 = agent(["-q", "-p", str(proc.pid), "-d", "1", "-o", os.path.join(TMP, "liar.json")], timeout=30)
+        no_crash(r2, "capture")
+    finally:
+        proc.kill()
+        proc.wait()
+    return "dump rc %d (%s), capture rc %d" % (r.returncode, r.stderr.decode(errors="replace").strip()[:80],
+                                               r2.returncode)
+
+
+# ---- memory ----------------------------------------------------------------------
+
+SHARED_TABLE = r"""
+import sys, time
+def spin(s):
+    end = time.perf_counter() + s
+    while time.perf_counter() < end:
+        pass
+big = bytes(range(256)) * 4096          # one 1 MiB line table, shared by every copy
+fns = [type(spin)(spin.__code__.replace(co_linetable=big, co_name="f%d" % i,
+                                        co_qualname="f%d" % i), globals()) for i in range(int(sys.argv[1]))]
+print("ready", flush=True)
+for f in fns:
+    f(0.003)
+"""
+
+
+def agent_max_rss_mb(args, timeout=120):
+    """Run the agent as a child of a fresh Python: its peak RSS in MiB, and the result."""
+    code = ("import resource, subprocess, sys\n"
+            "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print(r.returncode, u.ru_maxrss, u.ru_utime + u.ru_stime)\n"
+            "sys.stderr.buffer.write(r.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", code, BIN] + args, capture_output=True, text=True,
+                       timeout=timeout)
+    rc, rss, cpu = r.stdout.split()
+    return int(rc), int(rss) / 1024.0, float(cpu), r.stderr
+
+
+def test_shared_linetable_memory():
+    out = os.path.join(TMP, "shared.json")
+    rc, rss, _, err = agent_max_rss_mb(["-q", "-r", "999", "-o", out, "--", PY, "-c", SHARED_TABLE, "1800"])
+    assert rc == 0, err
+    data = json.load(open(out))
+    funcs = data["meta"]["functions"]
+    assert funcs >= 300, "only %d functions sampled" % funcs
+    assert rss < 200, "agent peak RSS %.0f MiB for %d functions sharing one 1 MiB line table" % (rss, funcs)
+    return "peak RSS %.0f MiB, %d functions" % (rss, funcs)
+
+
+FORKER = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children reaped by the kernel
+end = time.time() + float(sys.argv[1])
+n = 0
+while time.time() < end:
+    for _ in range(100):
+        if os.fork() == 0:
+            os._exit(0)
+    n += 100
+print(n, flush=True)
+"""
+
+
+def cpu_seconds(pid):
+    """user+system CPU time of a process, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_fork_storm():
+    secs = 20
+    survivor = subprocess.Popen([PY, "-c", "def survivor_spin():\n" + "\n".join(
+        "    " + l for l in (SPIN % (secs + 15)).splitlines()) + "\nsurvivor_spin()\n"])
+    storm = subprocess.Popen([PY, "-c", FORKER, str(secs + 5)], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        out = os.path.join(TMP, "storm.folded")
+        t0 = time.time()
+        cpu0 = cpu_seconds(survivor.pid)
+        rc, rss, cpu, err = agent_max_rss_mb(["-q", "--all-python", "-d", str(secs), "-r", "99", "-o", out],
+                                             timeout=secs + 60)
+        wall = time.time() - t0
+        ran = cpu_seconds(survivor.pid) - cpu0
+        forks = int(storm.communicate(timeout=60)[0])
+    finally:
+        for p in (survivor, storm):
+            p.kill()
+            p.wait()
+    assert rc == 0, err
+    fold = tb.Folded(out)
+    got = sum(n for frames, n in fold.stacks if any("survivor_spin" in f for f in frames))
+    want = int(99 * ran)   # the survivor's samples follow the CPU time it got
+    assert rss < 100, "agent peak RSS %.0f MiB during %d forks" % (rss, forks)
+    assert cpu < 0.25 * wall, "agent used %.1f s of CPU in %.1f s" % (cpu, wall)
+    assert got >= 0.8 * want, "the surviving process has %d samples, want about %d" % (got, want)
+    return "%d forks: peak RSS %.0f MiB, agent CPU %.0f%% of a core, survivor %d/%d samples" % (
+        forks, rss, 100 * cpu / wall, got, want)
+
+
+# ---- crashes -----------------------------------------------------------------------
+
+TRUNCATOR_C = r"""
+/* Maps a copy of a Python binary (named like one) and toggles its size:
+ * pages past the first 4 KiB vanish and come back, over and over. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	char buf[65536];
+	int in = open(argv[2], O_RDONLY), fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ssize_t n;
+	struct stat st;
+	time_t end = time(NULL) + atoi(argv[3]);
+
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		write(fd, buf, n);
+	fstat(fd, &st);
+	if (mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED)
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	while (time(NULL) < end) {
+		ftruncate(fd, 4096);
+		ftruncate(fd, st.st_size);
+	}
+	return 0;
+}
+"""
+
+
+def test_truncated_mapping_no_sigbus():
+    """libelf reading through mmap takes SIGBUS when the file shrinks under it."""
+    d = os.path.join(TMP, "trunc")
+    os.mkdir(d)
+    src = os.path.join(d, "truncator.c")
+    with open(src, "w") as f:
+        f.write(TRUNCATOR_C.replace("#include <time.h>", "#include <stdlib.h>\n#include <time.h>"))
+    exe = os.path.join(d, "truncator")
+    subprocess.run(["gcc", "-O1", "-w", "-o", exe, src], check=True)
+    procs = []
+    try:
+        for i in range(3):
+            p = subprocess.Popen([exe, os.path.join(d, "python3.%d9" % i), os.path.realpath(PY), "40"],
+                                 stdout=subprocess.PIPE, text=True)
+            procs.append(p)
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+        rcs = []
+        for _ in range(10):   # every start scans every process again
+            r = agent(["-q", "--all-python", "-d", "0.3", "-o", os.path.join(TMP, "trunc.json")], timeout=30)
+            rcs.append(r.returncode)
+            no_crash(r, "capture")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    return "10 captures beside 3 truncating processes: exits %s" % sorted(set(rcs))
+
+
+# ---- signals ------------------------------------------------------------------------
+
+def signal_ends_capture(sig):
+    out = os.path.join(TMP, "sig-%d.json" % sig)
+    errf = open(os.path.join(TMP, "sig-%d.err" % sig), "w+")
+    proc = subprocess.Popen([BIN, "-q", "-r", "199", "-o", out, "--", PY, "-c", SPIN % 30], stderr=errf)
+    time.sleep(1.5)
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=15)
+    finally:
+        proc.kill()
+    errf.seek(0)
+    assert proc.returncode == 0, "exit %d after %s: %s" % (proc.returncode, signal.Signals(sig).name,
+                                                          errf.read()[-200:])
+    data = json.load(open(out))
+    assert data["meta"]["samples"] > 0
+    return "outputs written (%d samples)" % data["meta"]["samples"]
+
+
+def test_sighup():
+    return signal_ends_capture(signal.SIGHUP)
+
+
+def test_sigquit():
+    return signal_ends_capture(signal.SIGQUIT)
+
+
+def test_sigpipe():
+    return signal_ends_capture(signal.SIGPIPE)
+
+
+def test_second_ctrl_c_aborts():
+    out = os.path.join(TMP, "twice.json")
+    proc = subprocess.Popen([BIN, "-q", "-r", "199", "-o", out, "--", PY, "-c", SPIN % 30],
+                            stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.time()
+    proc.wait(timeout=15)
+    assert proc.returncode != 0, "a second Ctrl-C still ended normally"
+    return "aborted in %.2f s, exit %d" % (time.time() - t0, proc.returncode)
+
+
+# ---- terminal escapes -----------------------------------------------------------------
+
+ESCAPES = "\x1b]0;pwned-title\x07\x1b[2J\x1b[31mred\r0 lost"
+ESCAPER = r"""
+import sys, threading, time
+name = sys.argv[1]
+ns = {}
+exec(compile("def f():\n    import time\n    end = time.time() + 20\n    while time.time() < end: pass\n",
+             name, "exec"), ns)
+f = ns["f"]
+f.__code__ = f.__code__.replace(co_name=name, co_qualname=name)
+t = threading.Thread(target=f, name=name, daemon=True)
+t.start()
+print("ready", flush=True)
+time.sleep(20)
+"""
+
+
+def test_terminal_escapes_sanitized():
+    proc = subprocess.Popen([PY, "-c", ESCAPER, ESCAPES], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        r = agent(["-p", str(proc.pid), "-d", "1", "-r", "499", "-o", os.path.join(TMP, "esc.json")])
+        d = agent(["dump", str(proc.pid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    assert r.returncode == 0, r.stderr
+    for what, text in (("summary", r.stderr), ("dump", d.stdout + d.stderr)):
+        bad = [c for c in text if c < 0x20 and c not in (0x0a, 0x09)]
+        assert not bad, "%s writes control bytes %s" % (what, sorted(set(bad)))
+    assert b"pwned-title" in r.stderr, "the hostile name is not shown at all in the summary"
+    return "summary and dump: names shown, no control bytes"
+
+
+CHECKS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
+
+
+def main():
+    if os.geteuid() != 0:
+        print("hostile: run as root (the tests load the BPF program)")
+        return 1
+    only = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
+    for fn in CHECKS:
+        if only in fn.__name__:
+            tb.check(fn.__name__[5:], fn)
+    shutil.rmtree(TMP, ignore_errors=True)
+    print("%d passed, %d failed" % (tb.results["passed"], tb.results["failed"]))
+    return 0 if tb.results["failed"] == 0 and tb.results["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
