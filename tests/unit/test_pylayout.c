@@ -139,7 +139,7 @@ static void expect_values(const struct tb_layout *l, const struct value *want, s
 	expect_values(l, want_, N_ITEMS(want_));                     \
 } while (0)
 
-/* The default builds (reference §2-5, 8 and the thread-name objects: the numbers
+/* The default builds (docs/cpython-layouts.md, "What differs between versions": the numbers
  * tests/layout/check_headers.sh finds in the headers), one column per version
  * 3.10 ... 3.15; NO: no such field (TB_NO_OFFSET, 0xff in a one-byte field). */
 static const uint32_t builtin_hex[] = { 0x030a0df0, 0x030b07f0, 0x030c01f0, 0x030d12f0, 0x030e0af0,
@@ -247,26 +247,18 @@ static void test_builtin_unsupported(void **state)
 		assert_int_equal(tb_layout_builtin(bad[i], &l), -1);
 }
 
-static void test_debug_offsets_size(void **state)
-{
-	(void)state;
-	assert_int_equal(tb_debug_offsets_size(13), 584);
-	assert_int_equal(tb_debug_offsets_size(14), 760);
-	assert_int_equal(tb_debug_offsets_size(15), 888);
-	assert_int_equal(tb_debug_offsets_size(12), 0);
-	assert_int_equal(tb_debug_offsets_size(10), 0);
-	assert_int_equal(tb_debug_offsets_size(TB_PY_MAX_MINOR + 1), 0);
-}
-
 /* ------------------------------------------------- synthetic debug offsets */
 
-/* Reference §9: position of each field in _Py_DebugOffsets (3.13, 3.14, 3.15; 0 = absent)
- * and its value (3.13.18, 3.14.10, 3.15.2 default builds, and 3.13t). Typed from the
- * reference independently of user/cpython/layout.c. */
+/* Position of each field in _Py_DebugOffsets (one column per version DBG_FIRST...,
+ * 0 = absent) and its value (3.13.18, 3.14.10, 3.15.2 default builds, and 3.13t). Typed from
+ * the reference (docs/cpython-layouts.md) independently of user/cpython/versions.c. */
+#define DBG_FIRST 13   /* the first minor with debug offsets: column 0 */
+#define DBG_N 3        /* columns: 3.13, 3.14, 3.15 */
+#define DBG_LAST (DBG_FIRST + DBG_N - 1)
 struct row {
 	const char *name;
-	uint16_t pos[3];
-	uint64_t val[3];
+	uint16_t pos[DBG_N];
+	uint64_t val[DBG_N];
 	uint64_t val13t;
 };
 
@@ -331,10 +323,21 @@ static const struct row rows[] = {
 	{ "heap_type_object.ht_cached_keys",    {   0,   0, 536 }, { 0, 0, 888 }, 0 },
 };
 
-static const size_t total[3] = { 584, 760, 888 };
-static const uint64_t versions[3] = { 0x030d12f0, 0x030e0af0, 0x030f02f0 };
+static const size_t total[DBG_N] = { 584, 760, 888 };
+static const uint64_t versions[DBG_N] = { 0x030d12f0, 0x030e0af0, 0x030f02f0 };
 
 static unsigned char buf[1024];
+
+/* Every version with debug offsets has its column above, and the sizes agree. */
+static void test_debug_offsets_size(void **state)
+{
+	(void)state;
+	for (unsigned minor = TB_PY_MIN_MINOR; minor <= TB_PY_MAX_MINOR; minor++)
+		assert_int_equal(tb_debug_offsets_size(minor),
+				 minor >= DBG_FIRST && minor <= DBG_LAST ? total[minor - DBG_FIRST] : 0);
+	assert_int_equal(tb_debug_offsets_size(TB_PY_MAX_MINOR + 1), 0);
+	assert_int_equal(tb_debug_offsets_size(13), 584);
+}
 
 static void put(size_t pos, uint64_t v)
 {
@@ -350,10 +353,10 @@ static const struct row *row(const char *name)
 	return NULL;
 }
 
-/* Fill buf for minor 13/14/15 (ft: the 3.13t values); returns the buffer length. */
+/* Fill buf for a minor DBG_FIRST..DBG_LAST (ft: the 3.13t values); returns the buffer length. */
 static size_t build(unsigned minor, int ft)
 {
-	unsigned i = minor - 13;
+	unsigned i = minor - DBG_FIRST;
 
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, "xdebugpy", 8);
@@ -367,7 +370,7 @@ static size_t build(unsigned minor, int ft)
 
 static void set(unsigned minor, const char *name, uint64_t v)
 {
-	put(row(name)->pos[minor - 13], v);
+	put(row(name)->pos[minor - DBG_FIRST], v);
 }
 
 static struct tb_layout parse_ok(size_t len)
@@ -405,12 +408,12 @@ static void parse_bad(size_t len, const char *want)
 static void test_debug_equals_builtin(void **state)
 {
 	(void)state;
-	for (unsigned minor = 13; minor <= 15; minor++) {
+	for (unsigned minor = DBG_FIRST; minor <= DBG_LAST; minor++) {
 		size_t len = build(minor, 0);
 		struct tb_layout d = parse_ok(len), b;
 
 		assert_int_equal(len, tb_debug_offsets_size(minor));
-		assert_int_equal(tb_layout_builtin((uint32_t)versions[minor - 13], &b), 0);
+		assert_int_equal(tb_layout_builtin((uint32_t)versions[minor - DBG_FIRST], &b), 0);
 		/* compare field by field for a useful message, then as a whole */
 		expect_equal_layouts(&d, &b);
 		assert_memory_equal(&d.bpf, &b.bpf, sizeof(d.bpf));
@@ -566,7 +569,7 @@ static void test_debug_reject_offsets(void **state)
 		{ "unicode_object.asciiobject_size", 64, "str fields" },       /* compact would pass sizeof */
 	};
 
-	for (unsigned minor = 13; minor <= 15; minor++) {
+	for (unsigned minor = DBG_FIRST; minor <= DBG_LAST; minor++) {
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			size_t len = build(minor, 0);
 
@@ -593,7 +596,7 @@ static void test_debug_fuzz(void **state)
 				      0x8000000000000000ull, 0xffffffffffffffffull };
 
 	for (int iter = 0; iter < 20000; iter++) {
-		unsigned minor = 13 + iter % 3;
+		unsigned minor = DBG_FIRST + iter % DBG_N;
 		size_t len = build(minor, iter % 7 == 0 && minor == 13);
 		size_t pos = 24 + 8 * (rand_r(&seed) % ((len - 24) / 8));
 		uint64_t v = (iter & 1) ? specials[rand_r(&seed) % (sizeof(specials) / sizeof(specials[0]))]
