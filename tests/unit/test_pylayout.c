@@ -174,14 +174,9 @@ static const struct {
 	{ "code_name",                 {  112,  120,  120,  120,  120,  120 } },
 	{ "code_qualname",             {   NO,  128,  128,  128,  128,  128 } },
 	{ "code_linetable",            {  120,  136,  136,  136,  136,  136 } },
-	{ "code_firstlineno",          {   40,   72,   68,   68,   68,   68 } },
 	{ "code_flags",                {   36,   48,   48,   48,   48,   48 } },
-	{ "code_argcount",             {   16,   56,   52,   52,   52,   52 } },
-	{ "code_version",              {   NO,   NO,   92,   92,   92,   92 } },
-	{ "code_adaptive",             {   48,  184,  192,  200,  208,  208 } },
 	{ "code_nunits",               {   NO,   16,   16,   16,   16,   16 } },
 	{ "bytes_size",                {   16,   16,   16,   16,   16,   16 } },
-	{ "bytes_sval",                {   32,   32,   32,   32,   32,   32 } },
 	{ "unicode_length",            {   16,   16,   16,   16,   16,   16 } },
 	{ "unicode_state",             {   32,   32,   32,   32,   32,   32 } },
 	{ "unicode_ascii_data",        {   48,   48,   40,   40,   40,   40 } },
@@ -218,6 +213,12 @@ static struct tb_layout builtin(uint32_t hex)
 	assert_int_equal(l.minor, (hex >> 16) & 0xff);
 	assert_int_equal(l.micro, (hex >> 8) & 0xff);
 	assert_int_equal(l.free_threaded, 0);
+	/* the user-space copies of what the BPF walk reads */
+	assert_int_equal(l.code_firstlineno, l.bpf.code_firstlineno);
+	assert_int_equal(l.code_argcount, l.bpf.code_argcount);
+	assert_int_equal(l.code_version, l.bpf.code_version);
+	assert_int_equal(l.code_adaptive, l.bpf.code_adaptive);
+	assert_int_equal(l.bytes_sval, l.bpf.bytes_sval);
 	return l;
 }
 
