@@ -4,13 +4,41 @@
 # Kind is <source>-<static|shared>: source debian, pyenv or sid (tests/setup-pythons.sh);
 # static/shared is whether the real python binary links libpython dynamically (NEEDED).
 #
-# Considers /usr/bin/python3.11, pyenv builds of 3.10-3.15 (`pyenv root`, else $PYENV_ROOT or
-# ~/.pyenv) and the sid wrappers in $TB_PYTHONS_DIR/bin (default
+# Considers /usr/bin/python3.11, pyenv builds of the supported versions (`pyenv root`, else
+# $PYENV_ROOT or ~/.pyenv) and the sid wrappers in $TB_PYTHONS_DIR/bin (default
 # /var/cache/tachyon-bpf/pythons/bin). Each candidate is run to check it works and to get
-# its version. Expected versions (3.10-3.15) with no interpreter at all are named on stderr.
+# its version. Supported versions with no interpreter at all are named on stderr.
+#
+# pythons.sh --versions: prints the supported versions ("3.10" ... one a line) and exits.
+# They come from the agent's table (user/cpython/versions.h): `tachyon-bpf --version`
+# ("tachyon-bpf VERSION (CPython 3.10-3.15)") when built, else the header's
+# TB_PY_MIN_MINOR / TB_PY_MAX_MINOR through the C preprocessor. Nothing here repeats them.
 set -euo pipefail
 
-EXPECTED=(3.10 3.11 3.12 3.13 3.14 3.15)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+supported_versions() {
+    local range lo hi m
+    range=$("$ROOT/tachyon-bpf" --version 2>/dev/null </dev/null |
+        sed -n 's/.*(CPython 3\.\([0-9][0-9]*\)-3\.\([0-9][0-9]*\)).*/\1 \2/p' || true)
+    if [[ -z $range ]]; then
+        range=$(printf '#include "cpython/versions.h"\nTB_PY_MIN_MINOR TB_PY_MAX_MINOR\n' |
+            ${CC:-gcc} -E -P -I"$ROOT/include" -I"$ROOT/user" - | tail -n 1)
+    fi
+    read -r lo hi <<<"$range"
+    if ! [[ $lo =~ ^[0-9]+$ && $hi =~ ^[0-9]+$ ]] || ((lo > hi)); then
+        echo "${0##*/}: cannot read the supported versions from user/cpython/versions.h" >&2
+        return 1
+    fi
+    for ((m = lo; m <= hi; m++)); do echo "3.$m"; done
+}
+
+if [[ ${1:-} == --versions ]]; then
+    supported_versions
+    exit
+fi
+mapfile -t EXPECTED < <(supported_versions)
+((${#EXPECTED[@]})) || exit 1
 SID_DIR=${TB_PYTHONS_DIR:-/var/cache/tachyon-bpf/pythons}
 prog=${0##*/}
 
@@ -56,7 +84,7 @@ for r in "$pyenv_root" "${PYENV_ROOT:-}" "${HOME:-/root}/.pyenv" /root/.pyenv; d
 done
 if [[ -n $pyenv_root && -d $pyenv_root/versions ]]; then
     while read -r d; do
-        [[ $d =~ ^3\.(1[0-5])\.[0-9]+$ ]] || continue
+        [[ $d =~ ^3\.([0-9]+)\.[0-9]+$ && " ${EXPECTED[*]} " == *" 3.${BASH_REMATCH[1]} "* ]] || continue
         add pyenv "$pyenv_root/versions/$d/bin/python3.${BASH_REMATCH[1]}"
     done < <(for d in "$pyenv_root"/versions/3.*; do echo "${d##*/}"; done | sort -V)
 fi

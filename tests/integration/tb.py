@@ -11,7 +11,9 @@ import traceback
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, "tachyon-bpf")
 WORKLOADS = os.path.join(ROOT, "tests", "workloads")
-EXPECTED = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
+# the supported versions, from the agent's own table (user/cpython/versions.h)
+EXPECTED = subprocess.run(["bash", os.path.join(ROOT, "tests", "pythons.sh"), "--versions"],
+                          capture_output=True, text=True, check=True).stdout.split()
 
 
 def interpreters():

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 
-SIZES = {13: 584, 14: 760, 15: 888}   # sizeof(_Py_DebugOffsets) per minor
 NO = 0xFFFF
 
 
@@ -40,9 +39,10 @@ def main():
     tool, dump = sys.argv[1], sys.argv[2]
     minor = sys.version_info.minor
     rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
-    if minor in SIZES:
+    dbg_size = run_layout(tool, "version", str(minor))["debug_size"]  # sizeof(_Py_DebugOffsets), 0: none
+    if dbg_size:
         with open(dump, "wb") as f:
-            f.write(ctypes.string_at(rt, SIZES[minor]))
+            f.write(ctypes.string_at(rt, dbg_size))
         lay, what = run_layout(tool, "debug", dump), "debug offsets"
     else:
         lay, what = run_layout(tool, "builtin", hex(sys.hexversion)), "builtin table"
@@ -53,7 +53,7 @@ def main():
             errors.append(f"{what}: got {got:#x}, want {want:#x}")
 
     # 1. parsed debug offsets == built-in fallback table (default builds only)
-    if minor in SIZES and not lay["free_threaded"]:
+    if dbg_size and not lay["free_threaded"]:
         ref = run_layout(tool, "builtin", hex(lay["version_hex"]))
         for k in sorted(ref):
             if ref[k] != lay[k]:
@@ -140,7 +140,7 @@ def main():
         for e in errors:
             print(f"live {what} {ver}: MISMATCH {e}")
         return 1
-    extra = ", equal to the built-in table," if minor in SIZES and not lay["free_threaded"] else ""
+    extra = ", equal to the built-in table," if dbg_size and not lay["free_threaded"] else ""
     print(f"live {what} {ver}: parsed{extra} and the walk of this process checks out")
     return 0
 

@@ -1,6 +1,6 @@
 #!/bin/bash
-# check_headers.sh: checks user/cpython/layout.c against real CPython headers. For every 3.10-3.15
-# header set found (pyenv builds, Debian sid -dev packages unpacked under /var/cache/tachyon-bpf),
+# check_headers.sh: checks the layouts of user/cpython/versions.c (through layout.c) against real
+# CPython headers. For every supported version's (tests/pythons.sh --versions) header set found (pyenv builds, Debian sid -dev packages unpacked under /var/cache/tachyon-bpf),
 # diffs offsetof() values (print_offsets.c) with tb_layout_builtin(); for 3.13+ also parses the
 # headers' own _Py_DebugOffsets initializer (default and Py_GIL_DISABLED). When the matching
 # interpreter is installed, runs check_debug_offsets.py inside it (live walk of its own memory).
@@ -19,7 +19,8 @@ fail=0
 checked=""
 
 if ! $CC -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
-	"$HERE/print_layout.c" "$ROOT/user/cpython/layout.c" -o "$TMP/print_layout"; then
+	"$HERE/print_layout.c" "$ROOT/user/cpython/layout.c" "$ROOT/user/cpython/versions.c" \
+	"$ROOT/user/cpython/opcodes_gen.c" -o "$TMP/print_layout"; then
 	echo "check_headers: cannot build print_layout" >&2
 	exit 2
 fi
@@ -65,9 +66,10 @@ check_one() {
 	fi
 
 	# 3.13+: _Py_DebugOffsets as built by the headers' own initializer, default and free-threaded.
-	local ft flags label
+	local ft flags label facts
+	facts=$("$TMP/print_layout" version "$minor" 2>/dev/null)
 	for ft in 0 1; do
-		[ "$minor" -ge 13 ] || break
+		grep -qx 'debug_size=0' <<<"$facts" && break
 		flags=(-DPy_BUILD_CORE -DPy_DEFAULT_RECURSION_LIMIT=1000)
 		label="debug offsets $tag (header initializer)"
 		if [ $ft = 1 ]; then
@@ -86,7 +88,8 @@ check_one() {
 		"$TMP/dump" "$TMP/dbg.bin"
 		if "$TMP/print_layout" debug "$TMP/dbg.bin" > "$TMP/dbg.txt" 2> "$TMP/dbg.err"; then
 			compare "$label" "$TMP/headers_d.txt" "$TMP/dbg.txt" || fail=1
-		elif [ $ft = 1 ] && [ "$minor" -ge 14 ] && grep -q "free-threaded.*not supported" "$TMP/dbg.err"; then
+		elif [ $ft = 1 ] && grep -qx 'free_threaded_ok=0' <<<"$facts" &&
+		     grep -q "free-threaded.*not supported" "$TMP/dbg.err"; then
 			echo "$label: rejected as intended ($(sed 's/^print_layout: //' "$TMP/dbg.err"))"
 		else
 			echo "$label: MISMATCH, parse failed: $(cat "$TMP/dbg.err")"; fail=1
@@ -99,7 +102,9 @@ check_one() {
 	fi
 }
 
-for m in 10 11 12 13 14 15; do
+VERSIONS=$(bash "$ROOT/tests/pythons.sh" --versions) || exit 2
+for v in $VERSIONS; do
+	m=${v#3.}
 	for dir in "$PYENV"/versions/3.$m.*; do
 		[ -d "$dir/include/python3.$m/internal" ] || continue
 		check_one "$dir/bin/python3.$m" "$dir/include/python3.$m" "$dir/include/python3.$m/internal"
@@ -114,8 +119,8 @@ for m in 10 11 12 13 14 15; do
 done
 
 missing=""
-for m in 10 11 12 13 14 15; do
-	case " $checked " in *" 3.$m "*) ;; *) missing="$missing 3.$m" ;; esac
+for v in $VERSIONS; do
+	case " $checked " in *" $v "*) ;; *) missing="$missing $v" ;; esac
 done
 [ -n "$missing" ] && echo "not checked (no headers found):$missing"
 if [ -z "$checked" ]; then

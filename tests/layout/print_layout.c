@@ -1,12 +1,15 @@
 /* print_layout.c: prints a struct tb_layout (user/cpython/layout.c) as name=value lines, with
- * the names print_offsets.c uses, so check_headers.sh can diff tables against headers.
- * Usage: print_layout builtin VERSION_HEX | print_layout debug FILE (raw _Py_DebugOffsets).
+ * the names print_offsets.c uses, so check_headers.sh can diff tables against headers; and
+ * the facts of a version's row (versions.c) that the layout tests need.
+ * Usage: print_layout builtin VERSION_HEX | print_layout debug FILE (raw _Py_DebugOffsets)
+ *        | print_layout version MINOR (exit 2 when the minor is not supported).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpython/layout.h"
+#include "cpython/versions.h"
 
 #define P(name, val) printf("%s=%lu\n", name, (unsigned long)(val))
 
@@ -75,6 +78,20 @@ int main(int argc, char **argv)
 	struct tb_layout l;
 	char err[256];
 
+	if (argc == 3 && !strcmp(argv[1], "version")) {
+		unsigned minor = (unsigned)strtoul(argv[2], NULL, 10);
+		const struct tb_pyversion *v = tb_pyversion(minor);
+
+		if (!v) {
+			fprintf(stderr, "print_layout: Python 3.%s is not supported\n", argv[2]);
+			return 2;
+		}
+		P("minor", v->minor);
+		P("debug_size", tb_debug_offsets_size(minor));
+		P("free_threaded_ok", v->free_threaded_ok);
+		P("lnotab_v2", v->lines == TB_LINES_LNOTAB_V2);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "builtin")) {
 		if (tb_layout_builtin((uint32_t)strtoul(argv[2], NULL, 0), &l)) {
 			fprintf(stderr, "print_layout: no built-in layout for %s\n", argv[2]);
@@ -96,7 +113,8 @@ int main(int argc, char **argv)
 			return 3;
 		}
 	} else {
-		fprintf(stderr, "usage: print_layout builtin VERSION_HEX | print_layout debug FILE\n");
+		fprintf(stderr, "usage: print_layout builtin VERSION_HEX | print_layout debug FILE | "
+			"print_layout version MINOR\n");
 		return 2;
 	}
 	print_layout(&l);

@@ -102,7 +102,7 @@ int main(void)
 	P("bpf.code_version", NO);
 #endif
 	P("bpf.object_type", offsetof(PyObject, ob_type));
-	/* Shim (C-stack entry / interpreter-owned) frames, reference §4.2. */
+	/* Shim (C-stack entry / interpreter-owned) frames, docs/cpython-layouts.md "Shim frames". */
 #if PY_VERSION_HEX < 0x030C0000
 	P("bpf.owner_skip_min", 0xff);            /* 3.10/3.11: none */
 	P("bpf.owner_cstack", 0xff);

@@ -1,36 +1,19 @@
 #!/usr/bin/env bash
 # run.sh: cross-checks user/cpython/linetable.c against CPython's own co_positions()/co_lines() on stdlib
-# code objects, once per interpreter listed by tests/pythons.sh (plus any sid interpreters in
-# /var/cache/tachyon-bpf/pythons/bin).  LINETABLE_MAX_CODE=N caps code objects (0 = whole stdlib).
+# code objects, once per interpreter listed by tests/pythons.sh; names the supported versions
+# (tests/pythons.sh --versions) it could not test.  LINETABLE_MAX_CODE=N caps code objects
+# (0 = whole stdlib).
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 max_code=${LINETABLE_MAX_CODE:-20000}
-sid_bin=/var/cache/tachyon-bpf/pythons/bin
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Prints "<minor> <kind> <command...>" lines: tests/pythons.sh when present, else known paths.
-list_pythons() {
-    if [ -f "$root/tests/pythons.sh" ]; then
-        bash "$root/tests/pythons.sh"
-    else
-        [ -x /usr/bin/python3.11 ] && echo "3.11 debian /usr/bin/python3.11"
-        local v
-        for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
-            local p=/root/.pyenv/versions/$v/bin/python${v%.*}
-            [ -x "$p" ] && echo "${v%.*} pyenv $p"
-        done
-    fi
-    local p
-    for p in "$sid_bin"/python3.1[0-9]; do
-        [ -x "$p" ] && echo "$(basename "$p" | sed 's/^python//') sid $p"
-    done
-}
-
-gcc -Wall -Wextra -std=gnu11 -O2 -I"$root/user" -o "$work/check" \
-    "$here/check.c" "$root/user/cpython/linetable.c" || { echo "linetable: build failed"; exit 1; }
+gcc -Wall -Wextra -std=gnu11 -O2 -I"$root/include" -I"$root/user" -o "$work/check" "$here/check.c" \
+    "$root/user/cpython/linetable.c" "$root/user/cpython/versions.c" "$root/user/cpython/opcodes_gen.c" ||
+    { echo "linetable: build failed"; exit 1; }
 
 status=0 ran=0 tested=" " seen=" "
 while read -r ver kind cmd; do
@@ -58,10 +41,10 @@ while read -r ver kind cmd; do
         ran=$((ran + 1))
         tested="$tested$ver "
     fi
-done < <(list_pythons)
+done < <(bash "$root/tests/pythons.sh")
 
 missing=""
-for v in 3.10 3.11 3.12 3.13 3.14 3.15; do
+for v in $(bash "$root/tests/pythons.sh" --versions); do
     case "$tested" in *" $v "*) ;; *) missing="$missing $v" ;; esac
 done
 [ -n "$missing" ] && echo "linetable: not tested (no interpreter that runs):$missing"

@@ -20,6 +20,7 @@
 
 #include "cpython/discover.h"
 #include "cpython/threadnames.h"
+#include "cpython/versions.h"
 
 #define MAX_NAMES 1024
 #define SLOW_MS   250.0   /* a call must take less than this */
@@ -225,9 +226,8 @@ static int mapping_starts(pid_t pid, uint64_t *out, int max)
 
 static int cmd_garbage(pid_t pid)
 {
-	static const uint32_t versions[] = { 0x030a0df0, 0x030b07f0, 0x030c01f0, 0x030d00f0, 0x030e0af0,
-					     0x030f02f0 };
-	struct tb_layout layouts[8];
+	/* the discovered layout and the built-in one of every supported version */
+	struct tb_layout layouts[1 + TB_PY_MAX_MINOR - TB_PY_MIN_MINOR + 1];
 	uint64_t addrs[4096], maps[64];
 	struct tb_target t;
 	int nl = 0, na = 0, nm, bad = 0, hits = 0;
@@ -242,8 +242,8 @@ static int cmd_garbage(pid_t pid)
 			if (d)
 				addrs[na++] = t.runtime_addr + (uint64_t)d;
 	}
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-		if (!tb_layout_builtin(versions[i], &layouts[nl]))
+	for (uint32_t minor = TB_PY_MIN_MINOR; minor <= TB_PY_MAX_MINOR; minor++)
+		if (!tb_layout_builtin(0x030000f0u | minor << 16, &layouts[nl]))
 			nl++;
 	nm = mapping_starts(pid, maps, 64);
 	for (int i = 0; i < nm && na + 3 <= 4096; i++) {

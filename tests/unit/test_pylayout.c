@@ -1,6 +1,7 @@
-/* test_pylayout.c: cmocka tests of user/cpython/layout.c: built-in tables per minor, parsing of
- * synthetic _Py_DebugOffsets buffers laid out from the reference (cpython-layouts.md §9, values
- * of 3.13.18, 3.14.10, 3.15.2 and 3.13t), and rejection of bad or hostile buffers.
+/* test_pylayout.c: cmocka tests of the version table (user/cpython/versions.c) and
+ * user/cpython/layout.c: the built-in layout of every version, parsing of synthetic
+ * _Py_DebugOffsets buffers laid out from the reference (docs/cpython-layouts.md; values of
+ * 3.13.18, 3.14.10, 3.15.2 and 3.13t), and rejection of bad or hostile buffers.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +13,193 @@
 #include <cmocka.h>
 
 #include "cpython/layout.h"
+#include "cpython/opcodes.h"
+#include "cpython/versions.h"
 
 #define NO TB_NO_OFFSET
+#define N_ITEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------------------------------------------------- the version table */
+
+static void test_versions_table(void **state)
+{
+	(void)state;
+	char range[32];
+
+	assert_null(tb_pyversion(TB_PY_MIN_MINOR - 1));
+	assert_null(tb_pyversion(TB_PY_MAX_MINOR + 1));
+	assert_null(tb_pyversion(~0u));
+	snprintf(range, sizeof(range), "3.%d-3.%d", TB_PY_MIN_MINOR, TB_PY_MAX_MINOR);
+	assert_string_equal(tb_python_range(), range);
+	for (unsigned minor = TB_PY_MIN_MINOR; minor <= TB_PY_MAX_MINOR; minor++) {
+		const struct tb_pyversion *v = tb_pyversion(minor);
+		const struct tb_debug_positions *p;
+
+		assert_non_null(v);
+		assert_int_equal(v->minor, minor);
+		assert_non_null(v->layout);
+		assert_non_null(v->threads);
+		assert_non_null(v->opcodes);
+		assert_int_equal(v->opcodes->minor, minor);
+		assert_int_equal(v->lines, minor == 10 ? TB_LINES_LNOTAB_V2 : TB_LINES_LOCATIONS);
+		assert_int_equal(v->layout->bpf.frame_kind, minor == 10 ? TB_FRAME_OBJECT : TB_FRAME_INTERP);
+		assert_true(!v->free_threaded_ok || v->debug);
+		p = v->debug;
+		if (!p)
+			continue;
+		/* every listed field: its own aligned uint64_t after the 24-byte header, inside the struct */
+		for (size_t i = 1; i < sizeof(*p) / sizeof(uint16_t); i++) {
+			uint16_t pos = ((const uint16_t *)p)[i];
+
+			if (pos == 0)
+				continue;
+			assert_true(pos >= 24 && pos % 8 == 0 && pos + 8u <= p->total);
+			for (size_t j = 1; j < i; j++)
+				assert_int_not_equal(pos, ((const uint16_t *)p)[j]);
+		}
+	}
+}
 
 /* ---------------------------------------------------------------- builtin */
+
+/* Every field of struct tb_layout, to compare layouts field by field with useful messages. */
+#define FIELD(f) { #f, offsetof(struct tb_layout, f), sizeof(((struct tb_layout *)0)->f) }
+static const struct field {
+	const char *name;
+	size_t off, size;
+} fields[] = {
+	FIELD(major), FIELD(minor), FIELD(micro), FIELD(version_hex), FIELD(free_threaded),
+	FIELD(bpf.py_version), FIELD(bpf.runtime_interp_head), FIELD(bpf.interp_threads_head),
+	FIELD(bpf.interp_next), FIELD(bpf.tstate_next), FIELD(bpf.tstate_thread_id),
+	FIELD(bpf.tstate_frame), FIELD(bpf.cframe_current_frame), FIELD(bpf.frame_kind),
+	FIELD(bpf.frame_code), FIELD(bpf.frame_previous), FIELD(bpf.frame_instr),
+	FIELD(bpf.frame_owner), FIELD(bpf.owner_skip_min), FIELD(bpf.owner_cstack),
+	FIELD(bpf.code_tag_mask), FIELD(bpf.code_adaptive), FIELD(bpf.code_firstlineno),
+	FIELD(bpf.code_argcount), FIELD(bpf.code_version), FIELD(bpf.bytes_sval),
+	FIELD(bpf.object_type),
+	FIELD(code_size), FIELD(code_filename), FIELD(code_name), FIELD(code_qualname),
+	FIELD(code_linetable), FIELD(code_firstlineno), FIELD(code_flags), FIELD(code_argcount),
+	FIELD(code_version), FIELD(code_adaptive), FIELD(code_nunits), FIELD(bytes_size),
+	FIELD(bytes_sval), FIELD(unicode_length), FIELD(unicode_state), FIELD(unicode_ascii_data),
+	FIELD(unicode_compact_data), FIELD(unicode_kind_shift), FIELD(unicode_compact_bit),
+	FIELD(unicode_ascii_bit), FIELD(runtime_gil_locked), FIELD(runtime_gil_holder),
+	FIELD(interp_ceval_gil), FIELD(gil_locked), FIELD(gil_holder), FIELD(tstate_native_thread_id),
+	FIELD(tstate_interp), FIELD(tstate_exc_info), FIELD(stackitem_exc_value),
+	FIELD(interp_gc_collecting), FIELD(interp_modules), FIELD(type_flags), FIELD(type_basicsize),
+	FIELD(type_dictoffset), FIELD(heaptype_cached_keys),
+};
+
+static uint64_t get(const struct tb_layout *l, const struct field *f)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, (const char *)l + f->off, f->size);  /* little-endian */
+	return v;
+}
+
+static const struct field *field(const char *name)
+{
+	for (size_t i = 0; i < N_ITEMS(fields); i++)
+		if (!strcmp(fields[i].name, name))
+			return &fields[i];
+	fail_msg("no field %s", name);
+	return NULL;
+}
+
+static void expect_field(const struct tb_layout *l, const struct field *f, uint64_t want)
+{
+	if (get(l, f) != want)
+		fail_msg("3.%u %s: %llu, want %llu", l->minor, f->name, (unsigned long long)get(l, f),
+			 (unsigned long long)want);
+}
+
+static void expect_equal_layouts(const struct tb_layout *got, const struct tb_layout *want)
+{
+	for (size_t i = 0; i < N_ITEMS(fields); i++)
+		expect_field(got, &fields[i], get(want, &fields[i]));
+}
+
+/* Named values a layout must have; NO stands for 0xff in a one-byte field too. */
+struct value {
+	const char *field;
+	uint64_t v;
+};
+
+static void expect_values(const struct tb_layout *l, const struct value *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct field *f = field(want[i].field);
+
+		expect_field(l, f, want[i].v == NO && f->size == 1 ? 0xff : want[i].v);
+	}
+}
+
+#define EXPECT_VALUES(l, ...) do {                                  \
+	static const struct value want_[] = { __VA_ARGS__ };         \
+	expect_values(l, want_, N_ITEMS(want_));                     \
+} while (0)
+
+/* The default builds (docs/cpython-layouts.md, "What differs between versions": the numbers
+ * tests/layout/check_headers.sh finds in the headers), one column per version
+ * 3.10 ... 3.15; NO: no such field (TB_NO_OFFSET, 0xff in a one-byte field). */
+static const uint32_t builtin_hex[] = { 0x030a0df0, 0x030b07f0, 0x030c01f0, 0x030d12f0, 0x030e0af0,
+					0x030f02f0 };
+static const struct {
+	const char *field;
+	uint16_t v[N_ITEMS(builtin_hex)];
+} builtin_want[] = {
+	{ "bpf.runtime_interp_head",   {   32,   40,   40,  632,  808,  936 } },
+	{ "bpf.interp_threads_head",   {    8,   16,   72, 7344, 7344, 7336 } },
+	{ "bpf.interp_next",           {    0,    0,    0, 7264, 7272, 7264 } },
+	{ "bpf.tstate_next",           {    8,    8,    8,    8,    8,    8 } },
+	{ "bpf.tstate_thread_id",      {  176,  152,  136,  152,  152,  176 } },
+	{ "bpf.tstate_frame",          {   24,   56,   56,   72,   72,   72 } },
+	{ "bpf.cframe_current_frame",  {   NO,    8,    0,   NO,   NO,   NO } },
+	{ "bpf.frame_kind",            {    0,    1,    1,    1,    1,    1 } },
+	{ "bpf.frame_code",            {   32,   32,    0,    0,    0,    0 } },
+	{ "bpf.frame_previous",        {   24,   48,    8,    8,    8,    8 } },
+	{ "bpf.frame_instr",           {   96,   56,   56,   56,   56,   56 } },
+	{ "bpf.frame_owner",           {   NO,   69,   70,   70,   74,   74 } },
+	{ "bpf.owner_skip_min",        {   NO,   NO,    3,    3,    3,    3 } },
+	{ "bpf.owner_cstack",          {   NO,   NO,    3,    3,    4,   NO } },
+	{ "bpf.code_tag_mask",         {    0,    0,    0,    0,    3,    3 } },
+	{ "bpf.code_adaptive",         {   48,  184,  192,  200,  208,  208 } },
+	{ "bpf.code_firstlineno",      {   40,   72,   68,   68,   68,   68 } },
+	{ "bpf.code_argcount",         {   16,   56,   52,   52,   52,   52 } },
+	{ "bpf.code_version",          {   NO,   NO,   92,   92,   92,   92 } },
+	{ "bpf.bytes_sval",            {   32,   32,   32,   32,   32,   32 } },
+	{ "bpf.object_type",           {    8,    8,    8,    8,    8,    8 } },
+	{ "code_size",                 {  176,  192,  200,  208,  216,  216 } },
+	{ "code_filename",             {  104,  112,  112,  112,  112,  112 } },
+	{ "code_name",                 {  112,  120,  120,  120,  120,  120 } },
+	{ "code_qualname",             {   NO,  128,  128,  128,  128,  128 } },
+	{ "code_linetable",            {  120,  136,  136,  136,  136,  136 } },
+	{ "code_flags",                {   36,   48,   48,   48,   48,   48 } },
+	{ "code_nunits",               {   NO,   16,   16,   16,   16,   16 } },
+	{ "bytes_size",                {   16,   16,   16,   16,   16,   16 } },
+	{ "unicode_length",            {   16,   16,   16,   16,   16,   16 } },
+	{ "unicode_state",             {   32,   32,   32,   32,   32,   32 } },
+	{ "unicode_ascii_data",        {   48,   48,   40,   40,   40,   40 } },
+	{ "unicode_compact_data",      {   72,   72,   56,   56,   56,   56 } },
+	{ "unicode_kind_shift",        {    2,    2,    2,    2,    2,    2 } },
+	{ "unicode_compact_bit",       {    5,    5,    5,    5,    5,    5 } },
+	{ "unicode_ascii_bit",         {    6,    6,    6,    6,    6,    6 } },
+	{ "runtime_gil_locked",        {  368,  376,   NO,   NO,   NO,   NO } },
+	{ "runtime_gil_holder",        {  360,  368,   NO,   NO,   NO,   NO } },
+	{ "interp_ceval_gil",          {   NO,   NO,  384,   16,   16,   16 } },
+	{ "gil_locked",                {   NO,   NO,   16,   16,   16,   16 } },
+	{ "gil_holder",                {   NO,   NO,    8,    8,    8,    8 } },
+	{ "tstate_native_thread_id",   {   NO,  160,  144,  160,  160,  184 } },
+	{ "tstate_interp",             {   16,   16,   16,   16,   16,   16 } },
+	{ "tstate_exc_info",           {  144,  120,  104,  120,  120,  144 } },
+	{ "stackitem_exc_value",       {    8,    0,    0,    0,    0,    0 } },
+	{ "interp_gc_collecting",      {  816,  848,  312, 7600, 7600, 7512 } },
+	{ "interp_modules",            {  856,  888,  944, 7656, 7688, 7592 } },
+	{ "type_flags",                {  168,  168,  168,  168,  168,  168 } },
+	{ "type_basicsize",            {   32,   32,   32,   32,   32,   32 } },
+	{ "type_dictoffset",           {  288,  288,  288,  288,  288,  288 } },
+	{ "heaptype_cached_keys",      {  872,  872,  880,  880,  880,  888 } },
+};
 
 static struct tb_layout builtin(uint32_t hex)
 {
@@ -29,154 +213,27 @@ static struct tb_layout builtin(uint32_t hex)
 	assert_int_equal(l.minor, (hex >> 16) & 0xff);
 	assert_int_equal(l.micro, (hex >> 8) & 0xff);
 	assert_int_equal(l.free_threaded, 0);
-	assert_int_equal(l.bpf.object_type, 8);
-	assert_int_equal(l.bpf.tstate_next, 8);
-	assert_int_equal(l.bytes_size, 16);
-	assert_int_equal(l.bytes_sval, 32);
-	assert_int_equal(l.bpf.bytes_sval, 32);
-	assert_int_equal(l.unicode_length, 16);
-	assert_int_equal(l.unicode_state, 32);
-	assert_int_equal(l.unicode_kind_shift, 2);
-	assert_int_equal(l.unicode_compact_bit, 5);
-	assert_int_equal(l.unicode_ascii_bit, 6);
-	/* the BPF copy and the user-space copy agree */
-	assert_int_equal(l.bpf.code_firstlineno, l.code_firstlineno);
-	assert_int_equal(l.bpf.code_argcount, l.code_argcount);
-	assert_int_equal(l.bpf.code_version, l.code_version);
-	assert_int_equal(l.bpf.code_adaptive, l.code_adaptive);
+	/* the user-space copies of what the BPF walk reads */
+	assert_int_equal(l.code_firstlineno, l.bpf.code_firstlineno);
+	assert_int_equal(l.code_argcount, l.bpf.code_argcount);
+	assert_int_equal(l.code_version, l.bpf.code_version);
+	assert_int_equal(l.code_adaptive, l.bpf.code_adaptive);
+	assert_int_equal(l.bytes_sval, l.bpf.bytes_sval);
 	return l;
 }
 
-static void test_builtin_310(void **state)
+static void test_builtin(void **state)
 {
 	(void)state;
-	struct tb_layout l = builtin(0x030a0df0);
+	assert_int_equal(N_ITEMS(builtin_hex), TB_PY_MAX_MINOR - TB_PY_MIN_MINOR + 1);
+	for (size_t i = 0; i < N_ITEMS(builtin_hex); i++) {
+		struct tb_layout l = builtin(builtin_hex[i]);
 
-	assert_int_equal(l.bpf.frame_kind, TB_FRAME_OBJECT);
-	assert_int_equal(l.bpf.runtime_interp_head, 32);
-	assert_int_equal(l.bpf.interp_threads_head, 8);
-	assert_int_equal(l.bpf.interp_next, 0);
-	assert_int_equal(l.bpf.tstate_thread_id, 176);
-	assert_int_equal(l.bpf.tstate_frame, 24);
-	assert_int_equal(l.bpf.cframe_current_frame, NO);
-	assert_int_equal(l.bpf.frame_code, 32);
-	assert_int_equal(l.bpf.frame_previous, 24);
-	assert_int_equal(l.bpf.frame_instr, 96);
-	assert_int_equal(l.bpf.frame_owner, NO);
-	assert_int_equal(l.bpf.code_adaptive, 48);
-	assert_int_equal(l.bpf.code_version, NO);
-	assert_int_equal(l.bpf.owner_skip_min, 0xff);
-	assert_int_equal(l.bpf.owner_cstack, 0xff);
-	assert_int_equal(l.bpf.code_tag_mask, 0);
-	assert_int_equal(l.code_qualname, NO);
-	assert_int_equal(l.code_nunits, NO);
-	assert_int_equal(l.code_filename, 104);
-	assert_int_equal(l.code_linetable, 120);
-	assert_int_equal(l.unicode_ascii_data, 48);
-	assert_int_equal(l.unicode_compact_data, 72);
-	assert_int_equal(l.runtime_gil_locked, 368);
-	assert_int_equal(l.runtime_gil_holder, 360);
-	assert_int_equal(l.interp_ceval_gil, NO);
-	assert_int_equal(l.tstate_native_thread_id, NO);
-}
+		for (size_t k = 0; k < N_ITEMS(builtin_want); k++) {
+			struct value want = { builtin_want[k].field, builtin_want[k].v[i] };
 
-static void test_builtin_311(void **state)
-{
-	(void)state;
-	struct tb_layout l = builtin(0x030b07f0);
-
-	assert_int_equal(l.bpf.frame_kind, TB_FRAME_INTERP);
-	assert_int_equal(l.bpf.runtime_interp_head, 40);
-	assert_int_equal(l.bpf.interp_threads_head, 16);
-	assert_int_equal(l.bpf.tstate_thread_id, 152);
-	assert_int_equal(l.bpf.tstate_frame, 56);
-	assert_int_equal(l.bpf.cframe_current_frame, 8);
-	assert_int_equal(l.bpf.frame_code, 32);
-	assert_int_equal(l.bpf.frame_previous, 48);
-	assert_int_equal(l.bpf.frame_instr, 56);
-	assert_int_equal(l.bpf.frame_owner, 69);
-	assert_int_equal(l.bpf.owner_skip_min, 0xff);
-	assert_int_equal(l.bpf.owner_cstack, 0xff);
-	assert_int_equal(l.bpf.code_adaptive, 184);
-	assert_int_equal(l.bpf.code_version, NO);
-	assert_int_equal(l.code_qualname, 128);
-	assert_int_equal(l.code_nunits, 16);
-	assert_int_equal(l.runtime_gil_locked, 376);
-	assert_int_equal(l.runtime_gil_holder, 368);
-	assert_int_equal(l.tstate_native_thread_id, 160);
-}
-
-static void test_builtin_312(void **state)
-{
-	(void)state;
-	struct tb_layout l = builtin(0x030c01f0);
-
-	assert_int_equal(l.bpf.interp_threads_head, 72);
-	assert_int_equal(l.bpf.tstate_thread_id, 136);
-	assert_int_equal(l.bpf.tstate_frame, 56);
-	assert_int_equal(l.bpf.cframe_current_frame, 0);
-	assert_int_equal(l.bpf.frame_code, 0);
-	assert_int_equal(l.bpf.frame_previous, 8);
-	assert_int_equal(l.bpf.frame_owner, 70);
-	assert_int_equal(l.bpf.owner_skip_min, 3);
-	assert_int_equal(l.bpf.code_adaptive, 192);
-	assert_int_equal(l.bpf.code_version, 92);
-	assert_int_equal(l.unicode_ascii_data, 40);
-	assert_int_equal(l.unicode_compact_data, 56);
-	assert_int_equal(l.runtime_gil_locked, NO);
-	assert_int_equal(l.interp_ceval_gil, 384);
-	assert_int_equal(l.gil_locked, 16);
-	assert_int_equal(l.gil_holder, 8);
-	assert_int_equal(l.tstate_native_thread_id, 144);
-}
-
-static void test_builtin_313_314_315(void **state)
-{
-	(void)state;
-	struct tb_layout a = builtin(0x030d12f0), b = builtin(0x030e0af0), c = builtin(0x030f02f0);
-
-	assert_int_equal(a.bpf.runtime_interp_head, 632);
-	assert_int_equal(b.bpf.runtime_interp_head, 808);
-	assert_int_equal(c.bpf.runtime_interp_head, 936);
-	assert_int_equal(a.bpf.tstate_frame, 72);
-	assert_int_equal(a.bpf.cframe_current_frame, NO);
-	assert_int_equal(a.bpf.frame_owner, 70);
-	assert_int_equal(b.bpf.frame_owner, 74);
-	assert_int_equal(c.bpf.frame_owner, 74);
-	assert_int_equal(a.bpf.code_tag_mask, 0);
-	assert_int_equal(b.bpf.code_tag_mask, 3);
-	assert_int_equal(c.bpf.code_tag_mask, 3);
-	assert_int_equal(a.bpf.owner_skip_min, 3);
-	assert_int_equal(b.bpf.owner_skip_min, 3);
-	assert_int_equal(c.bpf.owner_skip_min, 3);
-	assert_int_equal(b.bpf.owner_cstack, 4);
-	assert_int_equal(c.bpf.owner_cstack, 0xff);
-	assert_int_equal(a.bpf.code_adaptive, 200);
-	assert_int_equal(b.bpf.code_adaptive, 208);
-	assert_int_equal(c.bpf.tstate_thread_id, 176);
-	assert_int_equal(c.tstate_native_thread_id, 184);
-	assert_int_equal(a.interp_gc_collecting, 7600);
-	assert_int_equal(c.interp_gc_collecting, 7512);
-	assert_int_equal(c.interp_ceval_gil, 16);
-}
-
-/* Thread-name fields (measured from the 3.10.13, 3.11.7, 3.12.1, 3.13.0, 3.14.10, 3.15.2 headers). */
-static void test_builtin_thread_names(void **state)
-{
-	(void)state;
-	static const struct { uint32_t hex; uint16_t modules, cached_keys; } want[] = {
-		{ 0x030a0df0, 856, 872 }, { 0x030b07f0, 888, 872 }, { 0x030c01f0, 944, 880 },
-		{ 0x030d00f0, 7656, 880 }, { 0x030e0af0, 7688, 880 }, { 0x030f02f0, 7592, 888 },
-	};
-
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		struct tb_layout l = builtin(want[i].hex);
-
-		assert_int_equal(l.interp_modules, want[i].modules);
-		assert_int_equal(l.heaptype_cached_keys, want[i].cached_keys);
-		assert_int_equal(l.type_flags, 168);
-		assert_int_equal(l.type_basicsize, 32);
-		assert_int_equal(l.type_dictoffset, 288);
+			expect_values(&l, &want, 1);
+		}
 	}
 }
 
@@ -184,32 +241,25 @@ static void test_builtin_unsupported(void **state)
 {
 	(void)state;
 	struct tb_layout l;
-	uint32_t bad[] = { 0x030912f0, 0x03100000, 0x02070ff0, 0x040a0000, 0, 0xffffffff };
+	uint32_t bad[] = { 0x030012f0u | (TB_PY_MIN_MINOR - 1) << 16, 0x03000000u | (TB_PY_MAX_MINOR + 1) << 16,
+			   0x02070ff0, 0x040a0000, 0, 0xffffffff };
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < N_ITEMS(bad); i++)
 		assert_int_equal(tb_layout_builtin(bad[i], &l), -1);
-}
-
-static void test_debug_offsets_size(void **state)
-{
-	(void)state;
-	assert_int_equal(tb_debug_offsets_size(13), 584);
-	assert_int_equal(tb_debug_offsets_size(14), 760);
-	assert_int_equal(tb_debug_offsets_size(15), 888);
-	assert_int_equal(tb_debug_offsets_size(12), 0);
-	assert_int_equal(tb_debug_offsets_size(10), 0);
-	assert_int_equal(tb_debug_offsets_size(16), 0);
 }
 
 /* ------------------------------------------------- synthetic debug offsets */
 
-/* Reference §9: position of each field in _Py_DebugOffsets (3.13, 3.14, 3.15; 0 = absent)
- * and its value (3.13.18, 3.14.10, 3.15.2 default builds, and 3.13t). Typed from the
- * reference independently of user/cpython/layout.c. */
+/* Position of each field in _Py_DebugOffsets (one column per version DBG_FIRST...,
+ * 0 = absent) and its value (3.13.18, 3.14.10, 3.15.2 default builds, and 3.13t). Typed from
+ * the reference (docs/cpython-layouts.md) independently of user/cpython/versions.c. */
+#define DBG_FIRST 13   /* the first minor with debug offsets: column 0 */
+#define DBG_N 3        /* columns: 3.13, 3.14, 3.15 */
+#define DBG_LAST (DBG_FIRST + DBG_N - 1)
 struct row {
 	const char *name;
-	uint16_t pos[3];
-	uint64_t val[3];
+	uint16_t pos[DBG_N];
+	uint64_t val[DBG_N];
 	uint64_t val13t;
 };
 
@@ -274,10 +324,21 @@ static const struct row rows[] = {
 	{ "heap_type_object.ht_cached_keys",    {   0,   0, 536 }, { 0, 0, 888 }, 0 },
 };
 
-static const size_t total[3] = { 584, 760, 888 };
-static const uint64_t versions[3] = { 0x030d12f0, 0x030e0af0, 0x030f02f0 };
+static const size_t total[DBG_N] = { 584, 760, 888 };
+static const uint64_t versions[DBG_N] = { 0x030d12f0, 0x030e0af0, 0x030f02f0 };
 
 static unsigned char buf[1024];
+
+/* Every version with debug offsets has its column above, and the sizes agree. */
+static void test_debug_offsets_size(void **state)
+{
+	(void)state;
+	for (unsigned minor = TB_PY_MIN_MINOR; minor <= TB_PY_MAX_MINOR; minor++)
+		assert_int_equal(tb_debug_offsets_size(minor),
+				 minor >= DBG_FIRST && minor <= DBG_LAST ? total[minor - DBG_FIRST] : 0);
+	assert_int_equal(tb_debug_offsets_size(TB_PY_MAX_MINOR + 1), 0);
+	assert_int_equal(tb_debug_offsets_size(13), 584);
+}
 
 static void put(size_t pos, uint64_t v)
 {
@@ -293,10 +354,10 @@ static const struct row *row(const char *name)
 	return NULL;
 }
 
-/* Fill buf for minor 13/14/15 (ft: the 3.13t values); returns the buffer length. */
+/* Fill buf for a minor DBG_FIRST..DBG_LAST (ft: the 3.13t values); returns the buffer length. */
 static size_t build(unsigned minor, int ft)
 {
-	unsigned i = minor - 13;
+	unsigned i = minor - DBG_FIRST;
 
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, "xdebugpy", 8);
@@ -310,7 +371,7 @@ static size_t build(unsigned minor, int ft)
 
 static void set(unsigned minor, const char *name, uint64_t v)
 {
-	put(row(name)->pos[minor - 13], v);
+	put(row(name)->pos[minor - DBG_FIRST], v);
 }
 
 static struct tb_layout parse_ok(size_t len)
@@ -348,32 +409,14 @@ static void parse_bad(size_t len, const char *want)
 static void test_debug_equals_builtin(void **state)
 {
 	(void)state;
-	for (unsigned minor = 13; minor <= 15; minor++) {
+	for (unsigned minor = DBG_FIRST; minor <= DBG_LAST; minor++) {
 		size_t len = build(minor, 0);
 		struct tb_layout d = parse_ok(len), b;
 
 		assert_int_equal(len, tb_debug_offsets_size(minor));
-		assert_int_equal(tb_layout_builtin((uint32_t)versions[minor - 13], &b), 0);
+		assert_int_equal(tb_layout_builtin((uint32_t)versions[minor - DBG_FIRST], &b), 0);
 		/* compare field by field for a useful message, then as a whole */
-#define EQ(f) assert_int_equal(d.f, b.f)
-		EQ(major); EQ(minor); EQ(micro); EQ(version_hex); EQ(free_threaded);
-		EQ(bpf.py_version); EQ(bpf.runtime_interp_head); EQ(bpf.interp_threads_head);
-		EQ(bpf.interp_next); EQ(bpf.tstate_next); EQ(bpf.tstate_thread_id); EQ(bpf.tstate_frame);
-		EQ(bpf.cframe_current_frame); EQ(bpf.frame_code); EQ(bpf.frame_previous);
-		EQ(bpf.frame_instr); EQ(bpf.frame_owner); EQ(bpf.code_adaptive); EQ(bpf.bytes_sval);
-		EQ(bpf.code_firstlineno); EQ(bpf.code_argcount); EQ(bpf.code_version);
-		EQ(bpf.object_type); EQ(bpf.frame_kind); EQ(bpf.owner_skip_min); EQ(bpf.owner_cstack);
-		EQ(bpf.code_tag_mask);
-		EQ(code_size); EQ(code_filename); EQ(code_name); EQ(code_qualname); EQ(code_linetable);
-		EQ(code_firstlineno); EQ(code_flags); EQ(code_argcount); EQ(code_version);
-		EQ(code_adaptive); EQ(code_nunits); EQ(bytes_size); EQ(bytes_sval);
-		EQ(unicode_length); EQ(unicode_state); EQ(unicode_ascii_data); EQ(unicode_compact_data);
-		EQ(unicode_kind_shift); EQ(unicode_compact_bit); EQ(unicode_ascii_bit);
-		EQ(runtime_gil_locked); EQ(runtime_gil_holder); EQ(interp_ceval_gil);
-		EQ(gil_locked); EQ(gil_holder); EQ(tstate_native_thread_id); EQ(interp_gc_collecting);
-		EQ(interp_modules); EQ(type_flags); EQ(type_basicsize); EQ(type_dictoffset);
-		EQ(heaptype_cached_keys);
-#undef EQ
+		expect_equal_layouts(&d, &b);
 		assert_memory_equal(&d.bpf, &b.bpf, sizeof(d.bpf));
 	}
 }
@@ -386,17 +429,11 @@ static void test_debug_values(void **state)
 
 	build(15, 0);
 	l = parse_ok(888);
-	assert_int_equal(l.version_hex, 0x030f02f0);
 	assert_string_equal(tb_layout_version_str(&l, s, sizeof(s)), "3.15.2");
-	assert_int_equal(l.bpf.tstate_thread_id, 176);
-	assert_int_equal(l.tstate_native_thread_id, 184);
-	assert_int_equal(l.unicode_compact_data, 56);
-	assert_int_equal(l.interp_gc_collecting, 7400 + 112);
-	assert_int_equal(l.gil_locked, 16);
-	assert_int_equal(l.gil_holder, 8);
-	assert_int_equal(l.bpf.owner_skip_min, 3);
-	assert_int_equal(l.bpf.owner_cstack, 0xff);
-	assert_int_equal(l.bpf.code_tag_mask, 3);
+	EXPECT_VALUES(&l, { "version_hex", 0x030f02f0 }, { "bpf.tstate_thread_id", 176 },
+		      { "tstate_native_thread_id", 184 }, { "unicode_compact_data", 56 },
+		      { "interp_gc_collecting", 7400 + 112 }, { "gil_locked", 16 }, { "gil_holder", 8 },
+		      { "bpf.owner_skip_min", 3 }, { "bpf.owner_cstack", NO }, { "bpf.code_tag_mask", 3 });
 
 	/* 3.15: compactunicodeobject_size is taken from the buffer, not derived */
 	set(15, "unicode_object.compactunicodeobject_size", 48);
@@ -406,9 +443,8 @@ static void test_debug_values(void **state)
 	build(14, 0);
 	l = parse_ok(760);
 	assert_string_equal(tb_layout_version_str(&l, s, sizeof(s)), "3.14.10");
-	assert_int_equal(l.bpf.frame_owner, 74);
-	assert_int_equal(l.bpf.owner_cstack, 4);
-	assert_int_equal(l.interp_gc_collecting, 7408 + 192);
+	EXPECT_VALUES(&l, { "bpf.frame_owner", 74 }, { "bpf.owner_cstack", 4 },
+		      { "interp_gc_collecting", 7408 + 192 });
 
 	/* a bad thread-name field only disables that field */
 	build(15, 0);
@@ -416,18 +452,13 @@ static void test_debug_values(void **state)
 	set(15, "heap_type_object.ht_cached_keys", 100); /* inside the embedded PyTypeObject */
 	set(15, "type_object.tp_dictoffset", 289);
 	l = parse_ok(888);
-	assert_int_equal(l.interp_modules, NO);
-	assert_int_equal(l.heaptype_cached_keys, NO);
-	assert_int_equal(l.type_dictoffset, NO);
-	assert_int_equal(l.type_basicsize, 32);
-	assert_int_equal(l.type_flags, 168);
+	EXPECT_VALUES(&l, { "interp_modules", NO }, { "heaptype_cached_keys", NO }, { "type_dictoffset", NO },
+		      { "type_basicsize", 32 }, { "type_flags", 168 });
 
 	/* a longer buffer than needed is fine */
 	build(13, 0);
 	l = parse_ok(sizeof(buf));
-	assert_int_equal(l.bpf.frame_owner, 70);
-	assert_int_equal(l.bpf.code_tag_mask, 0);
-	assert_int_equal(l.unicode_compact_data, 56);
+	EXPECT_VALUES(&l, { "bpf.frame_owner", 70 }, { "bpf.code_tag_mask", 0 }, { "unicode_compact_data", 56 });
 }
 
 static void test_debug_313t(void **state)
@@ -438,31 +469,18 @@ static void test_debug_313t(void **state)
 
 	build(13, 1);
 	l = parse_ok(584);
-	assert_int_equal(l.free_threaded, 1);
 	assert_string_equal(tb_layout_version_str(&l, s, sizeof(s)), "3.13.18t");
-	assert_int_equal(l.bpf.object_type, 24);
-	assert_int_equal(l.bpf.code_adaptive, 216);
-	assert_int_equal(l.bpf.code_firstlineno, 84);
-	assert_int_equal(l.bpf.code_argcount, 68);
-	assert_int_equal(l.bpf.code_version, 108);
-	assert_int_equal(l.code_flags, 64);
-	assert_int_equal(l.code_filename, 128);
-	assert_int_equal(l.code_qualname, 144);
-	assert_int_equal(l.code_nunits, 32);
-	assert_int_equal(l.code_size, 224);
-	assert_int_equal(l.bytes_sval, 48);
-	assert_int_equal(l.unicode_length, 32);
-	assert_int_equal(l.unicode_state, 48);
-	assert_int_equal(l.unicode_ascii_data, 56);
-	assert_int_equal(l.unicode_compact_data, 72);
-	assert_int_equal(l.gil_locked, 24);
-	assert_int_equal(l.gil_holder, 16);
-	assert_int_equal(l.bpf.frame_owner, 70);
-	assert_int_equal(l.bpf.tstate_frame, 72);
-	assert_int_equal(l.interp_modules, 7664);
-	assert_int_equal(l.type_flags, 184);
-	assert_int_equal(l.type_basicsize, NO); /* not listed before 3.15, t value not measured */
-	assert_int_equal(l.heaptype_cached_keys, NO);
+	/* every object field 16 bytes further (the free-threaded object header) */
+	EXPECT_VALUES(&l, { "free_threaded", 1 }, { "bpf.object_type", 24 }, { "bpf.code_adaptive", 216 },
+		      { "bpf.code_firstlineno", 84 }, { "bpf.code_argcount", 68 }, { "bpf.code_version", 108 },
+		      { "code_flags", 64 }, { "code_filename", 128 }, { "code_qualname", 144 },
+		      { "code_nunits", 32 }, { "code_size", 224 }, { "bytes_sval", 48 },
+		      { "unicode_length", 32 }, { "unicode_state", 48 }, { "unicode_ascii_data", 56 },
+		      { "unicode_compact_data", 72 }, { "gil_locked", 24 }, { "gil_holder", 16 },
+		      { "bpf.frame_owner", 70 }, { "bpf.tstate_frame", 72 }, { "interp_modules", 7664 },
+		      { "type_flags", 184 },
+		      /* not listed before 3.15, t value not measured */
+		      { "type_basicsize", NO }, { "heaptype_cached_keys", NO });
 
 	/* free_threaded flag that contradicts the object header */
 	build(13, 1);
@@ -473,6 +491,7 @@ static void test_debug_313t(void **state)
 static void test_debug_reject_header(void **state)
 {
 	(void)state;
+	char want[64];
 
 	build(13, 0);
 	buf[0] = 'X';
@@ -491,8 +510,9 @@ static void test_debug_reject_header(void **state)
 	build(13, 0);
 	put(8, 0x030c01f0);
 	parse_bad(584, "3.12");
-	put(8, 0x031000f0);
-	parse_bad(584, "3.16 is not supported");
+	put(8, 0x030000f0u | (TB_PY_MAX_MINOR + 1) << 16);
+	snprintf(want, sizeof(want), "3.%d is not supported", TB_PY_MAX_MINOR + 1);
+	parse_bad(584, want);
 	put(8, 0x040000f0);
 	parse_bad(584, "not a CPython 3.x");
 	put(8, 0xffffffffffffffffull);
@@ -550,7 +570,7 @@ static void test_debug_reject_offsets(void **state)
 		{ "unicode_object.asciiobject_size", 64, "str fields" },       /* compact would pass sizeof */
 	};
 
-	for (unsigned minor = 13; minor <= 15; minor++) {
+	for (unsigned minor = DBG_FIRST; minor <= DBG_LAST; minor++) {
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			size_t len = build(minor, 0);
 
@@ -577,7 +597,7 @@ static void test_debug_fuzz(void **state)
 				      0x8000000000000000ull, 0xffffffffffffffffull };
 
 	for (int iter = 0; iter < 20000; iter++) {
-		unsigned minor = 13 + iter % 3;
+		unsigned minor = DBG_FIRST + iter % DBG_N;
 		size_t len = build(minor, iter % 7 == 0 && minor == 13);
 		size_t pos = 24 + 8 * (rand_r(&seed) % ((len - 24) / 8));
 		uint64_t v = (iter & 1) ? specials[rand_r(&seed) % (sizeof(specials) / sizeof(specials[0]))]
@@ -646,11 +666,8 @@ static void test_version_str(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_builtin_310),
-		cmocka_unit_test(test_builtin_311),
-		cmocka_unit_test(test_builtin_312),
-		cmocka_unit_test(test_builtin_313_314_315),
-		cmocka_unit_test(test_builtin_thread_names),
+		cmocka_unit_test(test_versions_table),
+		cmocka_unit_test(test_builtin),
 		cmocka_unit_test(test_builtin_unsupported),
 		cmocka_unit_test(test_debug_offsets_size),
 		cmocka_unit_test(test_debug_equals_builtin),

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cpython/discover.h"
+#include "cpython/versions.h"
 #include "proc/elfsym.h"
 #include "proc/procmem.h"
 #include "proc/rootfs.h"
@@ -161,8 +162,8 @@ static int load_layout(struct tb_target *t, uint32_t hex, char *err, size_t errl
 		return tb_layout_from_debug_offsets(buf, dsize, &t->layout, err, errlen);
 	}
 	if (tb_layout_builtin(hex, &t->layout)) {
-		snprintf(err, errlen, "pid %d: unsupported Python version %u.%u.%u (supported: 3.10 to 3.15)",
-			 (int)t->pid, (hex >> 24) & 0xff, minor, (hex >> 8) & 0xff);
+		snprintf(err, errlen, "pid %d: unsupported Python version %u.%u.%u (supported: 3.%u to 3.%u)",
+			 (int)t->pid, (hex >> 24) & 0xff, minor, (hex >> 8) & 0xff, TB_PY_MIN_MINOR, TB_PY_MAX_MINOR);
 		return -1;
 	}
 	return 0;

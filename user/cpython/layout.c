@@ -1,171 +1,15 @@
-/* pylayout.c: CPython interpreter layouts as data (see pylayout.h).
- * Built-in tables measured from the 3.10-3.15 headers (reference cpython-layouts.md §2-5, 8),
- * and a defensive reader of the target's _Py_DebugOffsets (3.13+, reference §9, §10).
+/* layout.c: CPython interpreter layouts as data (see layout.h): the built-in layout of
+ * each version (its row in versions.c), and a defensive reader of the target's
+ * _Py_DebugOffsets (3.13+). Sources of every number: docs/cpython-layouts.md.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cpython/layout.h"
+#include "cpython/versions.h"
 
 #define NO TB_NO_OFFSET
-#define NO8 0xff
-
-/* ------------------------------------------------------------------------ */
-/* Built-in tables (default, GIL builds). Every field is spelled out.        */
-
-static const struct tb_layout builtin[] = {
-	{ /* 3.10: PyFrameObject chain, f_lasti in code units */
-		.minor = 10,
-		.bpf = {
-			.runtime_interp_head = 32, .interp_threads_head = 8, .interp_next = 0,
-			.tstate_next = 8, .tstate_thread_id = 176,
-			.tstate_frame = 24, .cframe_current_frame = NO,
-			.frame_code = 32, .frame_previous = 24, .frame_instr = 96, .frame_owner = NO,
-			.code_adaptive = 48, .bytes_sval = 32,
-			.code_firstlineno = 40, .code_argcount = 16, .code_version = NO,
-			.object_type = 8, .frame_kind = TB_FRAME_OBJECT,
-			.owner_skip_min = NO8, .owner_cstack = NO8, .code_tag_mask = 0,
-		},
-		.code_size = 176, .code_filename = 104, .code_name = 112, .code_qualname = NO,
-		.code_linetable = 120, .code_firstlineno = 40, .code_flags = 36, .code_argcount = 16,
-		.code_version = NO, .code_adaptive = 48, .code_nunits = NO,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48, .unicode_compact_data = 72,
-		.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6,
-		.runtime_gil_locked = 368, .runtime_gil_holder = 360,
-		.interp_ceval_gil = NO, .gil_locked = NO, .gil_holder = NO,
-		.tstate_native_thread_id = NO, .interp_gc_collecting = 816,
-		.interp_modules = 856, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
-		.heaptype_cached_keys = 872,
-		.tstate_interp = 16, .tstate_exc_info = 144, .stackitem_exc_value = 8,
-	},
-	{ /* 3.11: _PyInterpreterFrame via tstate->cframe->current_frame, no shims */
-		.minor = 11,
-		.bpf = {
-			.runtime_interp_head = 40, .interp_threads_head = 16, .interp_next = 0,
-			.tstate_next = 8, .tstate_thread_id = 152,
-			.tstate_frame = 56, .cframe_current_frame = 8,
-			.frame_code = 32, .frame_previous = 48, .frame_instr = 56, .frame_owner = 69,
-			.code_adaptive = 184, .bytes_sval = 32,
-			.code_firstlineno = 72, .code_argcount = 56, .code_version = NO,
-			.object_type = 8, .frame_kind = TB_FRAME_INTERP,
-			.owner_skip_min = NO8, .owner_cstack = NO8, .code_tag_mask = 0,
-		},
-		.code_size = 192, .code_filename = 112, .code_name = 120, .code_qualname = 128,
-		.code_linetable = 136, .code_firstlineno = 72, .code_flags = 48, .code_argcount = 56,
-		.code_version = NO, .code_adaptive = 184, .code_nunits = 16,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48, .unicode_compact_data = 72,
-		.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6,
-		.runtime_gil_locked = 376, .runtime_gil_holder = 368,
-		.interp_ceval_gil = NO, .gil_locked = NO, .gil_holder = NO,
-		.tstate_native_thread_id = 160, .interp_gc_collecting = 848,
-		.interp_modules = 888, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
-		.heaptype_cached_keys = 872,
-		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
-	},
-	{ /* 3.12: cframe->current_frame @0, C-stack entry frames owner == 3 */
-		.minor = 12,
-		.bpf = {
-			.runtime_interp_head = 40, .interp_threads_head = 72, .interp_next = 0,
-			.tstate_next = 8, .tstate_thread_id = 136,
-			.tstate_frame = 56, .cframe_current_frame = 0,
-			.frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 70,
-			.code_adaptive = 192, .bytes_sval = 32,
-			.code_firstlineno = 68, .code_argcount = 52, .code_version = 92,
-			.object_type = 8, .frame_kind = TB_FRAME_INTERP,
-			.owner_skip_min = 3, .owner_cstack = 3, .code_tag_mask = 0,
-		},
-		.code_size = 200, .code_filename = 112, .code_name = 120, .code_qualname = 128,
-		.code_linetable = 136, .code_firstlineno = 68, .code_flags = 48, .code_argcount = 52,
-		.code_version = 92, .code_adaptive = 192, .code_nunits = 16,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40, .unicode_compact_data = 56,
-		.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6,
-		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
-		.interp_ceval_gil = 384, .gil_locked = 16, .gil_holder = 8,
-		.tstate_native_thread_id = 144, .interp_gc_collecting = 312,
-		.interp_modules = 944, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
-		.heaptype_cached_keys = 880,
-		.tstate_interp = 16, .tstate_exc_info = 104, .stackitem_exc_value = 0,
-	},
-	{ /* 3.13 (fallback; prefer the debug offsets): tstate->current_frame */
-		.minor = 13,
-		.bpf = {
-			.runtime_interp_head = 632, .interp_threads_head = 7344, .interp_next = 7264,
-			.tstate_next = 8, .tstate_thread_id = 152,
-			.tstate_frame = 72, .cframe_current_frame = NO,
-			.frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 70,
-			.code_adaptive = 200, .bytes_sval = 32,
-			.code_firstlineno = 68, .code_argcount = 52, .code_version = 92,
-			.object_type = 8, .frame_kind = TB_FRAME_INTERP,
-			.owner_skip_min = 3, .owner_cstack = 3, .code_tag_mask = 0,
-		},
-		.code_size = 208, .code_filename = 112, .code_name = 120, .code_qualname = 128,
-		.code_linetable = 136, .code_firstlineno = 68, .code_flags = 48, .code_argcount = 52,
-		.code_version = 92, .code_adaptive = 200, .code_nunits = 16,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40, .unicode_compact_data = 56,
-		.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6,
-		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
-		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
-		.tstate_native_thread_id = 160, .interp_gc_collecting = 7400 + 200,
-		.interp_modules = 7656, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
-		.heaptype_cached_keys = 880,
-		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
-	},
-	{ /* 3.14 (fallback): _PyStackRef f_executable, owner >= 3 (INTERPRETER; CSTACK = 4) */
-		.minor = 14,
-		.bpf = {
-			.runtime_interp_head = 808, .interp_threads_head = 7344, .interp_next = 7272,
-			.tstate_next = 8, .tstate_thread_id = 152,
-			.tstate_frame = 72, .cframe_current_frame = NO,
-			.frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 74,
-			.code_adaptive = 208, .bytes_sval = 32,
-			.code_firstlineno = 68, .code_argcount = 52, .code_version = 92,
-			.object_type = 8, .frame_kind = TB_FRAME_INTERP,
-			.owner_skip_min = 3, .owner_cstack = 4, .code_tag_mask = 3,
-		},
-		.code_size = 216, .code_filename = 112, .code_name = 120, .code_qualname = 128,
-		.code_linetable = 136, .code_firstlineno = 68, .code_flags = 48, .code_argcount = 52,
-		.code_version = 92, .code_adaptive = 208, .code_nunits = 16,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40, .unicode_compact_data = 56,
-		.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6,
-		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
-		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
-		.tstate_native_thread_id = 160, .interp_gc_collecting = 7408 + 192,
-		.interp_modules = 7688, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
-		.heaptype_cached_keys = 880,
-		.tstate_interp = 16, .tstate_exc_info = 120, .stackitem_exc_value = 0,
-	},
-	{ /* 3.15 (fallback): owner >= 3 (INTERPRETER; CSTACK removed), base_frame sentinel */
-		.minor = 15,
-		.bpf = {
-			.runtime_interp_head = 936, .interp_threads_head = 7336, .interp_next = 7264,
-			.tstate_next = 8, .tstate_thread_id = 176,
-			.tstate_frame = 72, .cframe_current_frame = NO,
-			.frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 74,
-			.code_adaptive = 208, .bytes_sval = 32,
-			.code_firstlineno = 68, .code_argcount = 52, .code_version = 92,
-			.object_type = 8, .frame_kind = TB_FRAME_INTERP,
-			.owner_skip_min = 3, .owner_cstack = NO8, .code_tag_mask = 3,
-		},
-		.code_size = 216, .code_filename = 112, .code_name = 120, .code_qualname = 128,
-		.code_linetable = 136, .code_firstlineno = 68, .code_flags = 48, .code_argcount = 52,
-		.code_version = 92, .code_adaptive = 208, .code_nunits = 16,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40, .unicode_compact_data = 56,
-		.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6,
-		.runtime_gil_locked = NO, .runtime_gil_holder = NO,
-		.interp_ceval_gil = 16, .gil_locked = 16, .gil_holder = 8,
-		.tstate_native_thread_id = 184, .interp_gc_collecting = 7400 + 112,
-		.interp_modules = 7592, .type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288,
-		.heaptype_cached_keys = 888,
-		.tstate_interp = 16, .tstate_exc_info = 144, .stackitem_exc_value = 0,
-	},
-};
 
 static void set_version(struct tb_layout *l, uint32_t version_hex)
 {
@@ -176,145 +20,62 @@ static void set_version(struct tb_layout *l, uint32_t version_hex)
 	l->bpf.py_version = version_hex;
 }
 
+/* The user-space copies of the fields the BPF walk reads too. */
+static void copy_bpf_fields(struct tb_layout *l)
+{
+	l->code_firstlineno = l->bpf.code_firstlineno;
+	l->code_argcount = l->bpf.code_argcount;
+	l->code_version = l->bpf.code_version;
+	l->code_adaptive = l->bpf.code_adaptive;
+	l->bytes_sval = l->bpf.bytes_sval;
+}
+
 int tb_layout_builtin(uint32_t version_hex, struct tb_layout *out)
 {
 	unsigned major = (version_hex >> 24) & 0xff, minor = (version_hex >> 16) & 0xff;
+	const struct tb_pyversion *v = tb_pyversion(minor);
 
-	if (major != 3)
+	if (major != 3 || !v)
 		return -1;
-	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++) {
-		if (builtin[i].minor != minor)
-			continue;
-		*out = builtin[i];
-		set_version(out, version_hex);
-		out->free_threaded = 0;
-		return 0;
-	}
-	return -1;
+	*out = *v->layout;
+	copy_bpf_fields(out);
+	set_version(out, version_hex);
+	out->free_threaded = 0;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
-/* _Py_DebugOffsets (3.13+). Positions (byte offsets inside _Py_DebugOffsets) */
-/* of the fields used, one table per minor (reference §9). 0 = absent.        */
+/* _Py_DebugOffsets (3.13+). Where each field sits in it: the version's row     */
+/* (versions.c); what it does not list: the row's default-build layout.         */
 
-struct dbg_pos {
-	unsigned minor;
-	uint16_t total;                 /* sizeof(_Py_DebugOffsets) */
-	uint16_t runtime_size, runtime_interp_head;
-	uint16_t interp_size, interp_next, interp_threads_head, interp_gc, interp_ceval_gil,
-		 interp_gil_state, interp_gil_locked, interp_gil_holder;
-	uint16_t tstate_size, tstate_next, tstate_interp, tstate_current_frame, tstate_thread_id,
-		 tstate_native_thread_id;
-	uint16_t frame_size, frame_previous, frame_executable, frame_instr_ptr, frame_owner;
-	uint16_t code_size, code_filename, code_name, code_qualname, code_linetable,
-		 code_firstlineno, code_argcount, code_adaptive;
-	uint16_t pyobject_size, pyobject_ob_type;
-	uint16_t bytes_size, bytes_ob_size, bytes_ob_sval;
-	uint16_t unicode_size, unicode_state, unicode_length, unicode_ascii_size,
-		 unicode_compact_size;
-	uint16_t gc_size, gc_collecting;
-	uint16_t interp_imports_modules, type_size, type_flags; /* thread names (pythreads.c) */
-	uint16_t type_basicsize, type_dictoffset, heaptype_size, heaptype_cached_keys; /* 3.15+ */
-};
-
-static const struct dbg_pos dbg_positions[] = {
-	{
-		.minor = 13, .total = 584,
-		.runtime_size = 24, .runtime_interp_head = 40,
-		.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 80,
-		.interp_ceval_gil = 112, .interp_gil_state = 120, .interp_gil_locked = 136,
-		.interp_gil_holder = 144,
-		.tstate_size = 152, .tstate_next = 168, .tstate_interp = 176, .tstate_current_frame = 184,
-		.tstate_thread_id = 192, .tstate_native_thread_id = 200,
-		.frame_size = 224, .frame_previous = 232, .frame_executable = 240,
-		.frame_instr_ptr = 248, .frame_owner = 264,
-		.code_size = 272, .code_filename = 280, .code_name = 288, .code_qualname = 296,
-		.code_linetable = 304, .code_firstlineno = 312, .code_argcount = 320,
-		.code_adaptive = 344,
-		.pyobject_size = 352, .pyobject_ob_type = 360,
-		.bytes_size = 512, .bytes_ob_size = 520, .bytes_ob_sval = 528,
-		.unicode_size = 536, .unicode_state = 544, .unicode_length = 552,
-		.unicode_ascii_size = 560, .unicode_compact_size = 0,
-		.gc_size = 568, .gc_collecting = 576,
-		.interp_imports_modules = 88, .type_size = 368, .type_flags = 392,
-	},
-	{
-		.minor = 14, .total = 760,
-		.runtime_size = 24, .runtime_interp_head = 40,
-		.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 88,
-		.interp_ceval_gil = 120, .interp_gil_state = 128, .interp_gil_locked = 144,
-		.interp_gil_holder = 152,
-		.tstate_size = 176, .tstate_next = 192, .tstate_interp = 200, .tstate_current_frame = 208,
-		.tstate_thread_id = 216, .tstate_native_thread_id = 224,
-		.frame_size = 248, .frame_previous = 256, .frame_executable = 264,
-		.frame_instr_ptr = 272, .frame_owner = 288,
-		.code_size = 312, .code_filename = 320, .code_name = 328, .code_qualname = 336,
-		.code_linetable = 344, .code_firstlineno = 352, .code_argcount = 360,
-		.code_adaptive = 384,
-		.pyobject_size = 400, .pyobject_ob_type = 408,
-		.bytes_size = 592, .bytes_ob_size = 600, .bytes_ob_sval = 608,
-		.unicode_size = 616, .unicode_state = 624, .unicode_length = 632,
-		.unicode_ascii_size = 640, .unicode_compact_size = 0,
-		.gc_size = 648, .gc_collecting = 656,
-		.interp_imports_modules = 96, .type_size = 416, .type_flags = 440,
-	},
-	{
-		.minor = 15, .total = 888,
-		.runtime_size = 24, .runtime_interp_head = 40,
-		.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 88,
-		.interp_ceval_gil = 120, .interp_gil_state = 128, .interp_gil_locked = 144,
-		.interp_gil_holder = 152,
-		.tstate_size = 176, .tstate_next = 192, .tstate_interp = 200, .tstate_current_frame = 208,
-		.tstate_thread_id = 240, .tstate_native_thread_id = 248,
-		.frame_size = 312, .frame_previous = 320, .frame_executable = 328,
-		.frame_instr_ptr = 336, .frame_owner = 352,
-		.code_size = 376, .code_filename = 384, .code_name = 392, .code_qualname = 400,
-		.code_linetable = 408, .code_firstlineno = 416, .code_argcount = 424,
-		.code_adaptive = 448,
-		.pyobject_size = 464, .pyobject_ob_type = 472,
-		.bytes_size = 688, .bytes_ob_size = 696, .bytes_ob_sval = 704,
-		.unicode_size = 712, .unicode_state = 720, .unicode_length = 728,
-		.unicode_ascii_size = 736, .unicode_compact_size = 744,
-		.gc_size = 752, .gc_collecting = 760,
-		.interp_imports_modules = 96, .type_size = 480, .type_flags = 504,
-		.type_basicsize = 512, .type_dictoffset = 520, .heaptype_size = 528, .heaptype_cached_keys = 536,
-	},
-};
-
-/* What the debug offsets do not describe, per minor (reference §4.2, §5, §10). */
-struct dbg_knowledge {
-	uint16_t tstate_exc_info; /* not in the debug offsets before 3.15's exc_state */
-	unsigned minor;
-	uint8_t owner_skip_min, owner_cstack, code_tag_mask;
-	uint16_t code_flags, code_version; /* default build; +16 in free-threaded builds */
-	int free_threaded_ok;              /* 3.14t/3.15t: per-thread bytecode, not walked yet */
-	/* default build, when the debug offsets do not list them (before 3.15) */
-	uint16_t type_basicsize, type_dictoffset, heaptype_cached_keys;
-};
-
-static const struct dbg_knowledge dbg_knowledge[] = {
-	{ .minor = 13, .tstate_exc_info = 120, .owner_skip_min = 3, .owner_cstack = 3, .code_tag_mask = 0,
-	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 1,
-	  .type_basicsize = 32, .type_dictoffset = 288, .heaptype_cached_keys = 880 },
-	{ .minor = 14, .tstate_exc_info = 120, .owner_skip_min = 3, .owner_cstack = 4, .code_tag_mask = 3,
-	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0,
-	  .type_basicsize = 32, .type_dictoffset = 288, .heaptype_cached_keys = 880 },
-	{ .minor = 15, .tstate_exc_info = 144, .owner_skip_min = 3, .owner_cstack = NO8, .code_tag_mask = 3,
-	  .code_flags = 48, .code_version = 92, .free_threaded_ok = 0,
-	  .type_basicsize = 32, .type_dictoffset = 288, .heaptype_cached_keys = 888 },
-};
-
-static const struct dbg_pos *dbg_pos_for(unsigned minor)
+static const struct tb_debug_positions *dbg_pos_for(unsigned minor)
 {
-	for (size_t i = 0; i < sizeof(dbg_positions) / sizeof(dbg_positions[0]); i++)
-		if (dbg_positions[i].minor == minor)
-			return &dbg_positions[i];
-	return NULL;
+	const struct tb_pyversion *v = tb_pyversion(minor);
+
+	return v ? v->debug : NULL;
+}
+
+/* "3.13, 3.14, 3.15" into buf: the minors with known debug offsets; returns the oldest. */
+static unsigned debug_minors(char *buf, size_t len)
+{
+	unsigned first = 0;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned m = TB_PY_MIN_MINOR; m <= TB_PY_MAX_MINOR; m++) {
+		if (!dbg_pos_for(m))
+			continue;
+		if (!first)
+			first = m;
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s3.%u", n ? ", " : "", m);
+	}
+	return first;
 }
 
 size_t tb_debug_offsets_size(unsigned minor)
 {
-	const struct dbg_pos *p = dbg_pos_for(minor);
+	const struct tb_debug_positions *p = dbg_pos_for(minor);
 
 	return p ? p->total : 0;
 }
@@ -418,9 +179,10 @@ static uint16_t opt_off(const unsigned char *buf, uint16_t pos, uint64_t struct_
 }
 
 /* sys.modules and the type fields that locate instance attributes. 3.13/3.14 list
- * neither tp_basicsize/tp_dictoffset nor ht_cached_keys: default-build values then. */
-static void thread_name_fields(struct tb_layout *l, const unsigned char *buf, const struct dbg_pos *p,
-			       const struct dbg_knowledge *k, uint64_t interp_size)
+ * neither tp_basicsize/tp_dictoffset nor ht_cached_keys: default-build values (def) then. */
+static void thread_name_fields(struct tb_layout *l, const unsigned char *buf,
+			       const struct tb_debug_positions *p, const struct tb_layout *def,
+			       uint64_t interp_size)
 {
 	uint64_t type_size = get_u64(buf, p->type_size);
 	uint64_t heap_size = p->heaptype_size ? get_u64(buf, p->heaptype_size) : 0;
@@ -438,9 +200,9 @@ static void thread_name_fields(struct tb_layout *l, const unsigned char *buf, co
 		/* ht_cached_keys follows the PyTypeObject that a heap type starts with */
 		l->heaptype_cached_keys = opt_off(buf, p->heaptype_cached_keys, heap_size, 8, type_size);
 	} else if (!l->free_threaded) {
-		l->type_basicsize = k->type_basicsize;
-		l->type_dictoffset = k->type_dictoffset;
-		l->heaptype_cached_keys = k->heaptype_cached_keys;
+		l->type_basicsize = def->type_basicsize;
+		l->type_dictoffset = def->type_dictoffset;
+		l->heaptype_cached_keys = def->heaptype_cached_keys;
 	}
 }
 
@@ -448,11 +210,11 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 				 char *err, size_t errlen)
 {
 	struct dbg_reader r = { .buf = buf, .err = err, .errlen = errlen, .failed = 0 };
-	const struct dbg_pos *p;
-	const struct dbg_knowledge *k = NULL;
-	struct tb_layout l;
+	const struct tb_debug_positions *p;
+	struct tb_layout l, def;  /* def: the default build's, for what the debug offsets lack */
 	uint64_t version, ft;
 	unsigned major, minor, level;
+	char known[64];
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -475,14 +237,12 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 		return -1;
 	}
 	p = dbg_pos_for(minor);
-	for (size_t i = 0; i < sizeof(dbg_knowledge) / sizeof(dbg_knowledge[0]); i++)
-		if (dbg_knowledge[i].minor == minor)
-			k = &dbg_knowledge[i];
-	if (!p || !k) {
-		if (minor < 13)
+	if (!p || tb_layout_builtin((uint32_t)version, &def)) {
+		if (minor < debug_minors(known, sizeof(known)))
 			fail(&r, "_Py_DebugOffsets claims Python 3.%u, which has no debug offsets (corrupt or wrong address).", minor);
 		else
-			fail(&r, "Python 3.%u is not supported: its _Py_DebugOffsets layout is unknown (known: 3.13, 3.14, 3.15).", minor);
+			fail(&r, "Python 3.%u is not supported: its _Py_DebugOffsets layout is unknown (known: %s).",
+			     minor, known);
 		return -1;
 	}
 	if (level < 0xb) {
@@ -498,7 +258,7 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 		fail(&r, "_Py_DebugOffsets free_threaded = %llu is neither 0 nor 1.", (unsigned long long)ft);
 		return -1;
 	}
-	if (ft && !k->free_threaded_ok) {
+	if (ft && !tb_pyversion(minor)->free_threaded_ok) {
 		fail(&r, "free-threaded 3.%ut is not supported yet (per-thread bytecode is not walked).", minor);
 		return -1;
 	}
@@ -539,9 +299,9 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	b->code_argcount = rd_off(&r, p->code_argcount, "code_object.argcount", 4, code_size, 4);
 	b->object_type = rd_off(&r, p->pyobject_ob_type, "pyobject.ob_type", 8, obj_size, 8);
 	b->frame_kind = TB_FRAME_INTERP;
-	b->owner_skip_min = k->owner_skip_min;
-	b->owner_cstack = k->owner_cstack;
-	b->code_tag_mask = k->code_tag_mask;
+	b->owner_skip_min = def.bpf.owner_skip_min;
+	b->owner_cstack = def.bpf.owner_cstack;
+	b->code_tag_mask = def.bpf.code_tag_mask;
 
 	l.code_filename = rd_off(&r, p->code_filename, "code_object.filename", 8, code_size, 8);
 	l.code_name = rd_off(&r, p->code_name, "code_object.name", 8, code_size, 8);
@@ -594,8 +354,8 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 		     b->object_type, (unsigned long long)ft);
 		return -1;
 	}
-	l.code_flags = (uint16_t)(k->code_flags + shift);
-	l.code_version = (uint16_t)(k->code_version + shift);
+	l.code_flags = (uint16_t)(def.code_flags + shift);
+	l.code_version = (uint16_t)(def.code_version + shift);
 	b->code_version = l.code_version;
 	if (l.code_version + 4u > code_size || l.code_version + 4u > b->code_adaptive) {
 		fail(&r, "_Py_DebugOffsets code_object.size = %llu is too small for co_version at %u.",
@@ -633,11 +393,11 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 		l.interp_gc_collecting = r.failed ? NO : (uint16_t)(gc + coll);
 	}
 	l.tstate_interp = rd_off(&r, p->tstate_interp, "thread_state.interp", 8, tstate_size, 8);
-	l.tstate_exc_info = k->tstate_exc_info;
+	l.tstate_exc_info = def.tstate_exc_info;
 	l.stackitem_exc_value = 0;
 	if (r.failed)
 		return -1;
-	thread_name_fields(&l, buf, p, k, interp_size);
+	thread_name_fields(&l, buf, p, &def, interp_size);
 	*out = l;
 	return 0;
 }

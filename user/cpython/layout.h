@@ -1,9 +1,10 @@
-/* pylayout.h: the CPython interpreter layout (3.10-3.15) as plain data.
- * Built-in offset tables per minor version, and a parser for the target's own
+/* layout.h: the CPython interpreter layout as plain data: the built-in offsets of each
+ * supported version (its row in versions.c), and a parser for the target's own
  * _Py_DebugOffsets (3.13+), producing what the BPF walk and symbolization need.
+ * Where the numbers come from: docs/cpython-layouts.md.
  */
-#ifndef TB_PYLAYOUT_H
-#define TB_PYLAYOUT_H
+#ifndef TB_LAYOUT_H
+#define TB_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,15 +32,36 @@ struct tb_layout {
 	uint16_t tstate_native_thread_id;                  /* TB_NO_OFFSET on 3.10 */
 	uint16_t tstate_interp, tstate_exc_info, stackitem_exc_value; /* exception being handled */
 	uint16_t interp_gc_collecting;                     /* absolute offset in PyInterpreterState of gc.collecting, or TB_NO_OFFSET */
-	/* Python thread names (pythreads.c); TB_NO_OFFSET when unknown: */
+	/* Python thread names (threadnames.c); TB_NO_OFFSET when unknown: */
 	uint16_t interp_modules;        /* PyInterpreterState -> sys.modules (3.10/3.11 modules, 3.12+ imports.modules) */
 	uint16_t type_flags, type_basicsize, type_dictoffset; /* PyTypeObject tp_flags, tp_basicsize, tp_dictoffset */
 	uint16_t heaptype_cached_keys;  /* PyHeapTypeObject -> ht_cached_keys (keys shared by instances) */
 };
 
-/* Built-in tables for 3.10, 3.11, 3.12 (and 3.13/3.14/3.15 default builds as a
- * fallback when the debug offsets cannot be read). version_hex = PY_VERSION_HEX.
- * Returns 0, or -1 for an unsupported version. */
+/* Where the fields used sit inside one minor's _Py_DebugOffsets: byte positions in the
+ * struct, 0 when the version does not list the field (docs/cpython-layouts.md). */
+struct tb_debug_positions {
+	uint16_t total;                 /* sizeof(_Py_DebugOffsets) */
+	uint16_t runtime_size, runtime_interp_head;
+	uint16_t interp_size, interp_next, interp_threads_head, interp_gc, interp_ceval_gil,
+		 interp_gil_state, interp_gil_locked, interp_gil_holder;
+	uint16_t tstate_size, tstate_next, tstate_interp, tstate_current_frame, tstate_thread_id,
+		 tstate_native_thread_id;
+	uint16_t frame_size, frame_previous, frame_executable, frame_instr_ptr, frame_owner;
+	uint16_t code_size, code_filename, code_name, code_qualname, code_linetable,
+		 code_firstlineno, code_argcount, code_adaptive;
+	uint16_t pyobject_size, pyobject_ob_type;
+	uint16_t bytes_size, bytes_ob_size, bytes_ob_sval;
+	uint16_t unicode_size, unicode_state, unicode_length, unicode_ascii_size,
+		 unicode_compact_size;
+	uint16_t gc_size, gc_collecting;
+	uint16_t interp_imports_modules, type_size, type_flags; /* thread names (threadnames.c) */
+	uint16_t type_basicsize, type_dictoffset, heaptype_size, heaptype_cached_keys; /* 3.15+ */
+};
+
+/* The default (GIL) build's layout of the version_hex's minor (its row in versions.c): the
+ * whole layout for 3.10-3.12, a fallback when the debug offsets cannot be read after.
+ * version_hex = PY_VERSION_HEX. Returns 0, or -1 for an unsupported version. */
 int tb_layout_builtin(uint32_t version_hex, struct tb_layout *out);
 
 /* Bytes of _Py_DebugOffsets to read from _PyRuntime+0 for this minor
@@ -55,4 +77,4 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 /* "3.13.0", "3.14.10", "3.13.1t", "3.14.0rc1" style string; returns buf. */
 const char *tb_layout_version_str(const struct tb_layout *l, char *buf, size_t len);
 
-#endif /* TB_PYLAYOUT_H */
+#endif /* TB_LAYOUT_H */

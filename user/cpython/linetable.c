@@ -1,7 +1,9 @@
 /* linetable.c: maps an instruction offset to its source location by decoding a CPython
- * co_linetable (3.10 "lnotab v2" pairs, or the 3.11+ location table of Objects/locations.md).
+ * co_linetable (3.10 "lnotab v2" pairs, or the 3.11+ location table of Objects/locations.md;
+ * which one a version uses is in its row, versions.c).
  * Bounds-checked reader: garbage input yields -1, never an out-of-bounds read or a long loop. */
 #include "cpython/linetable.h"
+#include "cpython/versions.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -106,7 +108,7 @@ static void decode_kind(struct reader *r, int code, int64_t *line, struct tb_loc
     loc->line = (int)*line;
 }
 
-/* 3.11..3.15 location table: entries of 1..8 code units, each starting with a byte >= 0x80. */
+/* 3.11+ location table: entries of 1..8 code units, each starting with a byte >= 0x80. */
 static int lookup_locations(const unsigned char *table, size_t len, int firstlineno, int addr,
                             struct tb_location *out)
 {
@@ -159,10 +161,11 @@ static int lookup_lnotab_v2(const unsigned char *table, size_t len, int firstlin
 int tb_linetable_lookup(int py_minor, const unsigned char *table, size_t len, int firstlineno,
                         int addr, struct tb_location *out)
 {
+    const struct tb_pyversion *v = py_minor >= 0 ? tb_pyversion((unsigned)py_minor) : NULL;
     int rc = -1;
 
     *out = loc_unknown;
-    if (py_minor < 10 || py_minor > 15)
+    if (!v)
         return -1;
     if (addr < 0) {
         *out = (struct tb_location){ firstlineno, firstlineno, -1, -1 };
@@ -170,7 +173,7 @@ int tb_linetable_lookup(int py_minor, const unsigned char *table, size_t len, in
     }
     if (!table && len)
         return -1;
-    if (py_minor == 10)
+    if (v->lines == TB_LINES_LNOTAB_V2)
         rc = lookup_lnotab_v2(table, len, firstlineno, addr, out);
     else
         rc = lookup_locations(table, len, firstlineno, addr, out);

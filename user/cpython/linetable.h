@@ -10,8 +10,9 @@
 struct tb_location { int line, end_line, col, end_col; };
 
 /* Decode the location of the instruction at byte offset `addr` (addr = instruction index * 2) in a
- * code object's line table.  py_minor: 10 for CPython 3.10 (co_linetable "lnotab v2" format: line
- * only, columns -1), 11..15 for the 3.11+ location table format (Objects/locations.md).
+ * code object's line table.  py_minor: the CPython 3.minor whose format the table has (its row in
+ * versions.c): 3.10 co_linetable "lnotab v2" (line only, columns -1), 3.11+ the location table
+ * (Objects/locations.md); an unsupported minor returns -1.
  * firstlineno = co_firstlineno.  addr < 0 -> {firstlineno, firstlineno, -1, -1}.
  * Returns 0 when found, -1 when addr is not covered by the table or the table is
  * malformed/truncated (then *out is set to all -1).  A location whose line is "none" (3.11+ code

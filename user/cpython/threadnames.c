@@ -1,4 +1,4 @@
-/* pythreads.c: Python thread names, read from a live target as py-spy does (nothing is
+/* threadnames.c: Python thread names, read from a live target as py-spy does (nothing is
  * stopped):  _PyRuntime -> main interpreter -> sys.modules["threading"] -> its __dict__
  * ["_active"] (dict: int ident -> Thread) -> each Thread's instance attribute "_name".
  *
@@ -7,9 +7,7 @@
  * 3.12 a tagged dict-or-values word before the header; 3.13+ a managed dict pointer before
  * the header, else values inline at tp_basicsize with keys from ht_cached_keys.
  * Offsets: struct tb_layout (interp_modules, type_*; from _Py_DebugOffsets on 3.13+) and
- * the per-minor table below, measured with offsetof() from the 3.10.13, 3.11.7, 3.12.1,
- * 3.13.0, 3.14.10, 3.15.2 headers (-DPy_BUILD_CORE; 3.10's PyDictKeysObject, private to
- * Objects/dict-common.h, from libpython3.10's DWARF).
+ * the version's struct tb_thread_objects (its row in versions.c).
  *
  * The target keeps running: every pointer, count and string is untrusted. Loops and copies
  * are bounded, int keys are cross-checked against their cached hash, strings and ints
@@ -21,6 +19,7 @@
 #include "proc/procmem.h"
 #include "cpython/pyread.h"
 #include "cpython/threadnames.h"
+#include "cpython/versions.h"
 
 #define NO TB_NO_OFFSET
 
@@ -42,78 +41,6 @@
 #define PYHASH_MODULUS (((uint64_t)1 << 61) - 1)  /* hash(n) = n mod this, n >= 0 */
 #define LONG_SHIFT 30                              /* PyLong_SHIFT, 30-bit digits */
 
-/* Where instance attributes live. */
-enum inst_kind {
-	INST_DICTOFFSET,  /* 3.10: dict at obj + tp_dictoffset */
-	INST_VALUES_PTR,  /* 3.11: PyDictValues* at obj + obj_values, dict at obj + obj_dict */
-	INST_TAGGED,      /* 3.12: at obj + obj_dict: dict, or (values - 1) with bit 0 set */
-	INST_INLINE,      /* 3.13+: dict at obj + obj_dict, else values at obj + tp_basicsize */
-};
-
-/* Object layouts that _Py_DebugOffsets does not describe, per minor (default builds). */
-struct pt_minor {
-	unsigned minor;
-	uint8_t inst;                /* enum inst_kind */
-	uint8_t keys_log2;           /* 1: dk_log2_size, dk_log2_index_bytes, dk_kind (3.11+); 0: dk_size */
-	uint8_t long_tagged;         /* 1: lv_tag = ndigits << 3 | sign (3.12+); 0: signed ob_size */
-	uint16_t module_dict;        /* PyModuleObject -> md_dict */
-	uint16_t dict_keys, dict_values;            /* PyDictObject -> ma_keys, ma_values */
-	uint16_t dk_size;            /* 3.10: dk_size (Py_ssize_t); 3.11+: dk_log2_size (uint8_t) */
-	uint16_t dk_index_bytes, dk_kind;           /* uint8_t, 3.11+ */
-	uint16_t dk_nentries, dk_indices;
-	uint8_t entry_size, entry_hash, entry_key, entry_value;  /* PyDictKeyEntry */
-	uint8_t uentry_size, uentry_key, uentry_value;           /* PyDictUnicodeEntry (3.11+) */
-	uint16_t values_values;                     /* PyDictValues -> values[] */
-	uint16_t values_capacity, values_valid;     /* uint8_t, 3.13+ */
-	int16_t obj_values, obj_dict;               /* pre-header words, relative to the object */
-	uint16_t long_size, long_digit;             /* ob_size or lv_tag; ob_digit[] (uint32_t) */
-};
-
-static const struct pt_minor minors[] = {
-	{ .minor = 10, .inst = INST_DICTOFFSET, .keys_log2 = 0, .long_tagged = 0,
-	  .module_dict = 16, .dict_keys = 32, .dict_values = 40,
-	  .dk_size = 8, .dk_index_bytes = NO, .dk_kind = NO, .dk_nentries = 32, .dk_indices = 40,
-	  .entry_size = 24, .entry_hash = 0, .entry_key = 8, .entry_value = 16,
-	  .uentry_size = 0, .uentry_key = 0, .uentry_value = 0,
-	  .values_values = 0, .values_capacity = NO, .values_valid = NO,
-	  .obj_values = 0, .obj_dict = 0, .long_size = 16, .long_digit = 24 },
-	{ .minor = 11, .inst = INST_VALUES_PTR, .keys_log2 = 1, .long_tagged = 0,
-	  .module_dict = 16, .dict_keys = 32, .dict_values = 40,
-	  .dk_size = 8, .dk_index_bytes = 9, .dk_kind = 10, .dk_nentries = 24, .dk_indices = 32,
-	  .entry_size = 24, .entry_hash = 0, .entry_key = 8, .entry_value = 16,
-	  .uentry_size = 16, .uentry_key = 0, .uentry_value = 8,
-	  .values_values = 0, .values_capacity = NO, .values_valid = NO,
-	  .obj_values = -32, .obj_dict = -24, .long_size = 16, .long_digit = 24 },
-	{ .minor = 12, .inst = INST_TAGGED, .keys_log2 = 1, .long_tagged = 1,
-	  .module_dict = 16, .dict_keys = 32, .dict_values = 40,
-	  .dk_size = 8, .dk_index_bytes = 9, .dk_kind = 10, .dk_nentries = 24, .dk_indices = 32,
-	  .entry_size = 24, .entry_hash = 0, .entry_key = 8, .entry_value = 16,
-	  .uentry_size = 16, .uentry_key = 0, .uentry_value = 8,
-	  .values_values = 0, .values_capacity = NO, .values_valid = NO,
-	  .obj_values = 0, .obj_dict = -24, .long_size = 16, .long_digit = 24 },
-	{ .minor = 13, .inst = INST_INLINE, .keys_log2 = 1, .long_tagged = 1,
-	  .module_dict = 16, .dict_keys = 32, .dict_values = 40,
-	  .dk_size = 8, .dk_index_bytes = 9, .dk_kind = 10, .dk_nentries = 24, .dk_indices = 32,
-	  .entry_size = 24, .entry_hash = 0, .entry_key = 8, .entry_value = 16,
-	  .uentry_size = 16, .uentry_key = 0, .uentry_value = 8,
-	  .values_values = 8, .values_capacity = 0, .values_valid = 3,
-	  .obj_values = 0, .obj_dict = -24, .long_size = 16, .long_digit = 24 },
-	{ .minor = 14, .inst = INST_INLINE, .keys_log2 = 1, .long_tagged = 1,
-	  .module_dict = 16, .dict_keys = 32, .dict_values = 40,
-	  .dk_size = 8, .dk_index_bytes = 9, .dk_kind = 10, .dk_nentries = 24, .dk_indices = 32,
-	  .entry_size = 24, .entry_hash = 0, .entry_key = 8, .entry_value = 16,
-	  .uentry_size = 16, .uentry_key = 0, .uentry_value = 8,
-	  .values_values = 8, .values_capacity = 0, .values_valid = 3,
-	  .obj_values = 0, .obj_dict = -24, .long_size = 16, .long_digit = 24 },
-	{ .minor = 15, .inst = INST_INLINE, .keys_log2 = 1, .long_tagged = 1,
-	  .module_dict = 16, .dict_keys = 32, .dict_values = 40,
-	  .dk_size = 8, .dk_index_bytes = 9, .dk_kind = 10, .dk_nentries = 24, .dk_indices = 32,
-	  .entry_size = 24, .entry_hash = 0, .entry_key = 8, .entry_value = 16,
-	  .uentry_size = 16, .uentry_key = 0, .uentry_value = 8,
-	  .values_values = 8, .values_capacity = 0, .values_valid = 3,
-	  .obj_values = 0, .obj_dict = -24, .long_size = 16, .long_digit = 24 },
-};
-
 struct type_info {
 	uint64_t addr;
 	uint64_t flags;
@@ -125,7 +52,7 @@ struct type_info {
 struct walk {
 	pid_t pid;
 	const struct tb_layout *l;
-	const struct pt_minor *m;
+	const struct tb_thread_objects *m;
 	int reads_left;
 	size_t bytes_left;
 	uint64_t str_type, int_type; /* type objects verified by their flags */
@@ -178,14 +105,6 @@ static int rd_ptr(struct walk *w, uint64_t addr, uint64_t *out)
 	if (rd(w, addr, out, sizeof(*out)))
 		return -1;
 	return *out < 4096 || *out % 8 ? -1 : 0;  /* objects are 8-aligned */
-}
-
-static const struct pt_minor *minor_table(unsigned minor)
-{
-	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++)
-		if (minors[i].minor == minor)
-			return &minors[i];
-	return NULL;
 }
 
 /* ------------------------------------------------------------------ types */
@@ -272,7 +191,7 @@ static void dict_view_free(struct dict_view *d)
 }
 
 /* Bytes of the index table and the entry layout of a keys object header h. */
-static int keys_geometry(const struct pt_minor *m, const unsigned char *h, uint64_t *table, uint64_t *size,
+static int keys_geometry(const struct tb_thread_objects *m, const unsigned char *h, uint64_t *table, uint64_t *size,
 			 struct dict_view *d)
 {
 	int unicode = 0;
@@ -304,7 +223,7 @@ static int keys_geometry(const struct pt_minor *m, const unsigned char *h, uint6
 /* Copy the entries of the keys object at keys. */
 static int keys_read(struct walk *w, uint64_t keys, struct dict_view *d)
 {
-	const struct pt_minor *m = w->m;
+	const struct tb_thread_objects *m = w->m;
 	unsigned char h[64];
 	uint64_t table, size;
 	int64_t n;
@@ -329,7 +248,7 @@ static int keys_read(struct walk *w, uint64_t keys, struct dict_view *d)
 /* Attach a split table's values (a PyDictValues at pv) to the view of its keys. */
 static int values_attach(struct walk *w, uint64_t pv, int check_valid, struct dict_view *d)
 {
-	const struct pt_minor *m = w->m;
+	const struct tb_thread_objects *m = w->m;
 	unsigned char h[8];
 
 	d->values = pv + m->values_values;
@@ -345,7 +264,7 @@ static int values_attach(struct walk *w, uint64_t pv, int check_valid, struct di
 
 static int dict_read(struct walk *w, uint64_t dict, struct dict_view *d)
 {
-	const struct pt_minor *m = w->m;
+	const struct tb_thread_objects *m = w->m;
 	unsigned char h[48];
 	uint64_t keys, values;
 
@@ -445,11 +364,11 @@ static int values_find(struct walk *w, uint64_t keys, uint64_t pv, int check_val
 /* Find instance attribute name of the object at obj: as dict_find. */
 static int attr_find(struct walk *w, uint64_t obj, const char *name, uint64_t *value)
 {
-	const struct pt_minor *m = w->m;
+	const struct tb_thread_objects *m = w->m;
 	const struct type_info *tp;
 	struct type_info t;             /* a copy: the cache slot may be reused */
 	unsigned char pre[PRE + 16];
-	unsigned base = m->inst == INST_DICTOFFSET ? PRE : 0;  /* 3.10: no pre-header */
+	unsigned base = m->inst == TB_INST_DICTOFFSET ? PRE : 0;  /* 3.10: no pre-header */
 	uint64_t word, dict;
 
 	/* the object header, and for 3.11+ the pre-header words before it */
@@ -459,7 +378,7 @@ static int attr_find(struct walk *w, uint64_t obj, const char *name, uint64_t *v
 	if (!tp)
 		return -1;
 	t = *tp;
-	if (m->inst == INST_DICTOFFSET || !(t.flags & TPF_MANAGED_DICT)) {
+	if (m->inst == TB_INST_DICTOFFSET || !(t.flags & TPF_MANAGED_DICT)) {
 		if (t.dictoffset <= 0 || t.dictoffset > (1 << 20) || t.dictoffset % 8 ||
 		    rd_ptr(w, obj + (uint64_t)t.dictoffset, &dict))
 			return -1;
@@ -467,18 +386,18 @@ static int attr_find(struct walk *w, uint64_t obj, const char *name, uint64_t *v
 	}
 	word = get_u64(pre, PRE + m->obj_dict);
 	switch (m->inst) {
-	case INST_VALUES_PTR: {
+	case TB_INST_VALUES_PTR: {
 		uint64_t pv = get_u64(pre, PRE + m->obj_values);
 
 		if (pv)
 			return values_find(w, t.cached_keys, pv, 0, name, value);
 		return dict_find(w, word, name, value);
 	}
-	case INST_TAGGED:
+	case TB_INST_TAGGED:
 		if (word & 1)
 			return values_find(w, t.cached_keys, word + 1, 0, name, value);
 		return dict_find(w, word, name, value);
-	default: /* INST_INLINE */
+	default: /* TB_INST_INLINE */
 		if (word)
 			return dict_find(w, word, name, value);
 		if (!(t.flags & TPF_INLINE_VALUES))
@@ -492,7 +411,7 @@ static int attr_find(struct walk *w, uint64_t obj, const char *name, uint64_t *v
 /* The non-negative int object at addr as a uint64_t (idents fit in 64 bits). */
 static int read_ident(struct walk *w, uint64_t addr, uint64_t *out)
 {
-	const struct pt_minor *m = w->m;
+	const struct tb_thread_objects *m = w->m;
 	unsigned char b[48];
 	int64_t ndigits;
 	uint64_t v = 0;
@@ -615,7 +534,7 @@ static int dict_changed(struct walk *w, uint64_t addr, const unsigned char *h, s
 /* One pass: the names, or -1; *stable says _active did not change meanwhile. */
 static int read_names(struct walk *w, uint64_t runtime, struct tb_pyname *out, int max, int *stable)
 {
-	const struct pt_minor *m = w->m;
+	const struct tb_thread_objects *m = w->m;
 	unsigned char h[48];
 	size_t hlen = m->dict_values + 8u;
 	struct dict_view d;
@@ -638,15 +557,16 @@ static int read_names(struct walk *w, uint64_t runtime, struct tb_pyname *out, i
 int tb_python_thread_names(pid_t pid, const struct tb_layout *l, uint64_t runtime_addr,
 			   struct tb_pyname *out, int max)
 {
+	const struct tb_pyversion *v;
 	struct walk w;
 	int n = -1, stable = 0;
 
-	if (!l || !out || max < 0 || l->free_threaded || l->major != 3)
+	if (!l || !out || max < 0 || l->free_threaded || l->major != 3 || !(v = tb_pyversion(l->minor)))
 		return -1;
 	memset(&w, 0, sizeof(w));
 	w.pid = pid;
 	w.l = l;
-	w.m = minor_table(l->minor);
+	w.m = v->threads;
 	if (!w.m || l->interp_modules == NO || l->type_flags == NO || l->type_basicsize == NO ||
 	    l->type_dictoffset == NO || l->heaptype_cached_keys == NO ||
 	    l->heaptype_cached_keys + 8u > MAX_TYPE_READ || l->type_flags + 8u > MAX_TYPE_READ ||
