@@ -1,9 +1,8 @@
-/* output.c: dispatches to a writer by extension, writing to a temporary
- * file that is renamed into place, so a failure leaves nothing half-written. */
+/* format.c: dispatches to a writer by extension, writing through
+ * tb_write_atomic (atomic.c), so a failure leaves nothing half-written. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "out/tbp.h"
 #include "out/format.h"
 
@@ -53,34 +52,6 @@ int tb_output_needs_sources(const char *path)
 int tb_output_supported(const char *path)
 {
 	return find_writer(path) != NULL;
-}
-
-int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
-		    char *err, size_t errlen)
-{
-	char tmp[4096];
-	FILE *f;
-	int rc;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	rc = fn(ctx, f);
-	if (fclose(f) || rc) {
-		snprintf(err, errlen, "%s: write failed%s%s", path, errno ? ": " : "",
-			 errno ? strerror(errno) : "");
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
 }
 
 struct profile_write {

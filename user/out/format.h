@@ -3,13 +3,10 @@
 #define TB_OUTPUT_H
 #include <stdio.h>
 #include "model/profile.h"
+#include "out/atomic.h"
 
 /* Write p to path, format from the extension. 0 ok; -1 with err set. */
 int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen);
-/* Write path through fn into a temporary file renamed into place, so a
- * failure leaves nothing half-written. 0 ok; -1 with err. */
-int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
-		    char *err, size_t errlen);
 /* Is the extension of path one we can write? */
 int tb_output_supported(const char *path);
 /* Collapsed stacks (flamegraph.pl / speedscope): root first, "a;b;c N". */
