@@ -17,30 +17,32 @@ static int diff_folded(const struct tb_profile *base, const struct tb_profile *c
 
 /* The order is the order of the lists and help texts. */
 static const struct tb_format formats[] = {
-	{ ".html", NULL, TB_SYNTAX_HTML, 0, tb_write_html, tb_write_diff_html,
+	{ ".html", TB_SYNTAX_HTML, 0, tb_write_html, tb_write_diff_html,
 	  "flame graph page (self-contained)",
 	  "flame graph page in diff mode" },
-	{ ".json", NULL, TB_SYNTAX_JSON, 0, tb_write_tree_json, tb_write_diff_json,
+	{ ".json", TB_SYNTAX_JSON, 0, tb_write_tree_json, tb_write_diff_json,
 	  "call tree (docs/profile-json.md)",
 	  "diff tree (docs/diff-json.md)" },
-	{ ".folded", ".collapsed", TB_SYNTAX_LINES, 0, tb_write_folded, diff_folded,
+	{ ".folded", TB_SYNTAX_LINES, 0, tb_write_folded, diff_folded,
 	  "collapsed stacks (flamegraph.pl)",
 	  "`stack base cur` (difffolded.pl)" },
-	{ ".speedscope.json", NULL, TB_SYNTAX_JSON, 0, tb_write_speedscope, NULL,
+	{ ".collapsed", TB_SYNTAX_LINES, 0, tb_write_folded, NULL,
+	  "the same as .folded", NULL },
+	{ ".speedscope.json", TB_SYNTAX_JSON, 0, tb_write_speedscope, NULL,
 	  "speedscope, a profile per thread", NULL },
-	{ ".pb.gz", NULL, TB_SYNTAX_GZIP, 0, tb_write_pprof, NULL,
+	{ ".pb.gz", TB_SYNTAX_GZIP, 0, tb_write_pprof, NULL,
 	  "pprof (Pyroscope, go tool pprof)", NULL },
-	{ ".tbp", NULL, TB_SYNTAX_CAPTURE, 0, tb_write_capture, NULL,
+	{ ".tbp", TB_SYNTAX_CAPTURE, 0, tb_write_capture, NULL,
 	  "capture file: `render` it later", NULL },
-	{ ".heatmap.html", NULL, TB_SYNTAX_HTML, 1, tb_write_heatmap_html, NULL,
+	{ ".heatmap.html", TB_SYNTAX_HTML, 1, tb_write_heatmap_html, NULL,
 	  "source heatmap page", NULL },
-	{ ".heatmap.json", NULL, TB_SYNTAX_JSON, 1, tb_write_heatmap_json, NULL,
+	{ ".heatmap.json", TB_SYNTAX_JSON, 1, tb_write_heatmap_json, NULL,
 	  "heatmap (docs/heatmap-json.md)", NULL },
-	{ ".gecko.json", NULL, TB_SYNTAX_JSON, 0, tb_write_gecko, NULL,
+	{ ".gecko.json", TB_SYNTAX_JSON, 0, tb_write_gecko, NULL,
 	  "Firefox Profiler", NULL },
-	{ ".jsonl", NULL, TB_SYNTAX_JSONL, 0, tb_write_jsonl, NULL,
+	{ ".jsonl", TB_SYNTAX_JSONL, 0, tb_write_jsonl, NULL,
 	  "JSON Lines (docs/jsonl-format.md)", NULL },
-	{ ".txt", NULL, TB_SYNTAX_LINES, 0, tb_write_pstats, NULL,
+	{ ".txt", TB_SYNTAX_LINES, 0, tb_write_pstats, NULL,
 	  "function table (--sort, --limit)", NULL },
 };
 
@@ -56,25 +58,16 @@ static int usable(const struct tb_format *fm, enum tb_format_use use)
 	return use == TB_USE_DIFF ? fm->write_diff != NULL : fm->write != NULL;
 }
 
-/* Length of ext if path ends with it after at least one character, else 0. */
-static size_t suffix_len(const char *path, size_t len, const char *ext)
-{
-	size_t el = ext ? strlen(ext) : 0;
-
-	return el && len > el && strcmp(path + len - el, ext) == 0 ? el : 0;
-}
-
 const struct tb_format *tb_format_find(const char *path)
 {
 	const struct tb_format *best = NULL;
 	size_t len = strlen(path), best_len = 0;
 
 	for (size_t i = 0; i < NFORMATS; i++) {
-		size_t a = suffix_len(path, len, formats[i].ext);
-		size_t b = suffix_len(path, len, formats[i].alias);
-		size_t el = a > b ? a : b;
+		size_t el = strlen(formats[i].ext);
 
-		if (el > best_len) {
+		/* a name before the extension, and the longest extension wins */
+		if (len > el && el > best_len && strcmp(path + len - el, formats[i].ext) == 0) {
 			best = &formats[i];
 			best_len = el;
 		}
@@ -90,18 +83,14 @@ void tb_formats_list(char *buf, size_t len, enum tb_format_use use)
 		return;
 	buf[0] = '\0';
 	for (size_t i = 0; i < NFORMATS; i++) {
-		const char *ext[2] = { formats[i].ext, formats[i].alias };
+		int n;
 
-		for (int k = 0; k < 2 && usable(&formats[i], use); k++) {
-			int n;
-
-			if (!ext[k])
-				continue;
-			n = snprintf(buf + pos, len - pos, "%s%s", pos ? ", " : "", ext[k]);
-			if (n < 0 || (size_t)n >= len - pos)
-				return; /* cut short, still terminated */
-			pos += (size_t)n;
-		}
+		if (!usable(&formats[i], use))
+			continue;
+		n = snprintf(buf + pos, len - pos, "%s%s", pos ? ", " : "", formats[i].ext);
+		if (n < 0 || (size_t)n >= len - pos)
+			return; /* cut short, still terminated */
+		pos += (size_t)n;
 	}
 }
 
@@ -135,27 +124,17 @@ int tb_output_needs_sources(const char *path)
 
 void tb_formats_print(FILE *f, enum tb_format_use use)
 {
-	for (size_t i = 0; i < NFORMATS; i++) {
-		if (!usable(&formats[i], use))
-			continue;
-		fprintf(f, "%s\n", formats[i].ext);
-		if (formats[i].alias)
-			fprintf(f, "%s\n", formats[i].alias);
-	}
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (usable(&formats[i], use))
+			fprintf(f, "%s\n", formats[i].ext);
 }
 
 void tb_formats_help(FILE *f, enum tb_format_use use, const char *indent)
 {
-	for (size_t i = 0; i < NFORMATS; i++) {
-		const struct tb_format *fm = &formats[i];
-		char exts[64];
-
-		if (!usable(fm, use))
-			continue;
-		snprintf(exts, sizeof(exts), "%s%s%s", fm->ext, fm->alias ? " " : "",
-			 fm->alias ? fm->alias : "");
-		fprintf(f, "%s%-18s %s\n", indent, exts, use == TB_USE_DIFF ? fm->diff_help : fm->help);
-	}
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (usable(&formats[i], use))
+			fprintf(f, "%s%-18s %s\n", indent, formats[i].ext,
+				use == TB_USE_DIFF ? formats[i].diff_help : formats[i].help);
 }
 
 struct job {

@@ -20,7 +20,6 @@ enum tb_syntax { TB_SYNTAX_LINES, TB_SYNTAX_JSON, TB_SYNTAX_JSONL, TB_SYNTAX_HTM
 
 struct tb_format {
 	const char *ext;      /* ".speedscope.json" */
-	const char *alias;    /* a second extension for the same output, or NULL */
 	enum tb_syntax syntax;
 	int needs_sources;    /* the sources must be read at capture time */
 	int (*write)(const struct tb_profile *p, FILE *f);
