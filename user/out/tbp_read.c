@@ -348,7 +348,8 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 
 	if (r->failed)
 		return -1;
-	f = malloc(TB_MAX_FRAMES * sizeof(*f));
+	/* the frames read, and one synthetic leaf (<GC>, <off-CPU>) below them */
+	f = malloc((TB_MAX_FRAMES + 1) * sizeof(*f));
 	if (!f)
 		return fail(r, "out of memory");
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
@@ -368,8 +369,8 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 			fail(r, "stack %u has invalid flags", i);
 			break;
 		}
-		if (depth == 0 || depth > TB_MAX_FRAMES) {
-			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, TB_MAX_FRAMES);
+		if (depth == 0 || depth > TB_MAX_FRAMES + 1) {
+			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, TB_MAX_FRAMES + 1);
 			break;
 		}
 		d = take(r, (size_t)depth * 10, "stack frames");
