@@ -23,14 +23,14 @@ static const struct tb_format formats[] = {
 	{ ".json", TB_SYNTAX_JSON, 0, tb_write_tree_json, tb_write_diff_json,
 	  "call tree (docs/profile-json.md)",
 	  "diff tree (docs/diff-json.md)" },
-	{ ".folded", TB_SYNTAX_LINES, 0, tb_write_folded, diff_folded,
+	{ ".folded", TB_SYNTAX_FOLDED, 0, tb_write_folded, diff_folded,
 	  "collapsed stacks (flamegraph.pl)",
 	  "`stack base cur` (difffolded.pl)" },
-	{ ".collapsed", TB_SYNTAX_LINES, 0, tb_write_folded, NULL,
+	{ ".collapsed", TB_SYNTAX_FOLDED, 0, tb_write_folded, NULL,
 	  "the same as .folded", NULL },
 	{ ".speedscope.json", TB_SYNTAX_JSON, 0, tb_write_speedscope, NULL,
 	  "speedscope, a profile per thread", NULL },
-	{ ".pb.gz", TB_SYNTAX_GZIP, 0, tb_write_pprof, NULL,
+	{ ".pb.gz", TB_SYNTAX_PROTO_GZ, 0, tb_write_pprof, NULL,
 	  "pprof (Pyroscope, go tool pprof)", NULL },
 	{ ".tbp", TB_SYNTAX_CAPTURE, 0, tb_write_capture, NULL,
 	  "capture file: `render` it later", NULL },
@@ -42,7 +42,7 @@ static const struct tb_format formats[] = {
 	  "Firefox Profiler", NULL },
 	{ ".jsonl", TB_SYNTAX_JSONL, 0, tb_write_jsonl, NULL,
 	  "JSON Lines (docs/jsonl-format.md)", NULL },
-	{ ".txt", TB_SYNTAX_LINES, 0, tb_write_pstats, NULL,
+	{ ".txt", TB_SYNTAX_TEXT, 0, tb_write_pstats, NULL,
 	  "function table (--sort, --limit)", NULL },
 };
 
@@ -88,8 +88,10 @@ void tb_formats_list(char *buf, size_t len, enum tb_format_use use)
 		if (!usable(&formats[i], use))
 			continue;
 		n = snprintf(buf + pos, len - pos, "%s%s", pos ? ", " : "", formats[i].ext);
-		if (n < 0 || (size_t)n >= len - pos)
-			return; /* cut short, still terminated */
+		if (n < 0 || (size_t)n >= len - pos) {
+			buf[pos] = '\0'; /* cut short after a whole extension */
+			return;
+		}
 		pos += (size_t)n;
 	}
 }

@@ -13,10 +13,11 @@ struct tb_diff_opts;
 /* What an output is written from: one profile, or a pair (`diff`). */
 enum tb_format_use { TB_USE_PROFILE, TB_USE_DIFF };
 
-/* What an output is, for the checks of the tests: lines of text, one JSON
- * document, JSON Lines, an HTML page with the data embedded, gzip, a capture. */
-enum tb_syntax { TB_SYNTAX_LINES, TB_SYNTAX_JSON, TB_SYNTAX_JSONL, TB_SYNTAX_HTML, TB_SYNTAX_GZIP,
-		 TB_SYNTAX_CAPTURE };
+/* What an output is, for the checks of the tests (tests/unit/test_writers.c):
+ * lines of text; lines ending in counts ("a;b;c 5"); one JSON document; JSON
+ * Lines; an HTML page with its data embedded; gzip'ed protobuf; a capture. */
+enum tb_syntax { TB_SYNTAX_TEXT, TB_SYNTAX_FOLDED, TB_SYNTAX_JSON, TB_SYNTAX_JSONL, TB_SYNTAX_HTML,
+		 TB_SYNTAX_PROTO_GZ, TB_SYNTAX_CAPTURE };
 
 struct tb_format {
 	const char *ext;      /* ".speedscope.json" */
