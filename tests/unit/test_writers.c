@@ -11,6 +11,7 @@
  * byte for byte.  The diff writers the same on (p, p) and (p, q).  Then the
  * subjects of the former test_exports.c: the JSONL, pstats (sort, limit) and
  * gecko writers in detail, and the table's lookups and lists. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
 #include "out/diff.h"
@@ -714,6 +716,58 @@ static void test_one_line_per_entry(void **state)
 	tb_profile_free(&t);
 }
 
+/* Counts near 2^64 (a capture file can hold them): every writer either
+ * writes valid output that round-trips or refuses with EFBIG (the gecko
+ * writer, which lists every sample, must). */
+static void test_huge_counts(void **state)
+{
+	struct tb_profile p, q;
+	struct tb_sframe fr[2];
+	const struct tb_format *fm;
+	char what[160], dir[] = "/tmp/tb-huge-XXXXXX", path[64], err[256];
+	int refused = 0;
+
+	(void)state;
+	build_threads(&p);
+	memcpy(fr, tb_stack_frames(&p, &p.stacks[0]), sizeof(fr));
+	tb_profile_add_stack(&p, 0, 0, fr, 2, UINT64_MAX - 5);
+	tb_profile_add_stack(&p, 1, TB_SK_TRUNCATED, fr, 1, UINT64_MAX / 2);
+	round_trip(&p, &q);
+	for (size_t i = 0; (fm = tb_format_at(i)); i++) {
+		FILE *m = fopen("/dev/null", "w");
+		struct out a, b;
+		int rc;
+
+		assert_non_null(m);
+		errno = 0;
+		rc = fm->write(&p, m);
+		fclose(m);
+		snprintf(what, sizeof(what), "huge%s", fm->ext);
+		if (rc) {
+			if (errno != EFBIG)
+				fail_msg("%s: failed without EFBIG", what);
+			refused += fm->write == tb_write_gecko;
+			continue;
+		}
+		a = write_row(fm, &p, NULL);
+		b = write_row(fm, &q, NULL);
+		check_output(fm, what, a, 0);
+		assert_same(what, a, b);
+		free(a.d);
+		free(b.d);
+	}
+	assert_int_equal(refused, 1);
+	/* as a command says it: one sentence, and no file */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.gecko.json", dir);
+	assert_int_equal(tb_write_output(&p, path, err, sizeof(err)), -1);
+	snprintf(what, sizeof(what), "%s: write failed: %s", path, strerror(EFBIG));
+	assert_string_equal(err, what);
+	assert_int_equal(rmdir(dir), 0);            /* empty */
+	tb_profile_free(&p);
+	tb_profile_free(&q);
+}
+
 /* ---- the table ---------------------------------------------------------------- */
 
 static void test_output_table(void **state)
@@ -1034,6 +1088,7 @@ int main(void)
 		cmocka_unit_test(test_every_format),
 		cmocka_unit_test(test_every_diff),
 		cmocka_unit_test(test_one_line_per_entry),
+		cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_pstats_sort_and_limit),
 		cmocka_unit_test(test_gecko),
