@@ -171,6 +171,9 @@ static int read_meta(struct rd *r, struct tb_profile *p)
 	if (!isfinite(p->duration_s) || p->duration_s < 0 || !isfinite(p->agent_cpu_s) ||
 	    !isfinite(p->min_fraction) || p->min_fraction < 0 || p->min_fraction > 1)
 		return fail(r, "the metadata holds an impossible duration, CPU time or fraction");
+	/* writers multiply it up to nanoseconds (pprof's int64 time_nanos) */
+	if ((uint64_t)p->start_unix > INT64_MAX / 1000000000)
+		return fail(r, "the metadata holds an impossible start time");
 	return 0;
 }
 
