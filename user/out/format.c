@@ -1,7 +1,6 @@
 /* format.c: the table of output formats (extension, writers, help line) and
  * what is derived from it: the lookup by extension, the writes to a path
  * (through tb_write_atomic), the lists and help lines of the usage texts. */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "out/diff.h"
