@@ -66,8 +66,7 @@ counted() { # name command...
 
 # integration: real BPF, real Python processes
 counted integration /usr/bin/python3 tests/integration/run.py
-counted exports /usr/bin/python3 tests/integration/test_exports.py
-counted exports2 /usr/bin/python3 tests/integration/test_exports2.py
+counted exports /usr/bin/python3 tests/integration/exports.py
 counted python-thread-names bash tests/pythreads/check.sh
 counted browser-diff bash tests/browser/diff.sh
 counted browser-opcodes bash tests/browser/opcodes.sh

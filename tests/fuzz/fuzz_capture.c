@@ -2,15 +2,18 @@
  * starts with the capture magic is read as a whole file; any other input is
  * taken as a decompressed payload and wrapped in a valid header and zlib
  * stream first, so that mutations reach the payload parser instead of
- * stopping at the zlib checksum.  Every profile that reads is rendered by
- * every writer.  Build and run: tests/fuzz/run.sh. */
+ * stopping at the zlib checksum.  Every profile that reads is written by
+ * every row of the format table (out/format.c, so a new format is fuzzed
+ * without a change here), and by every diff writer against itself and
+ * against an empty profile (both ways).  Build and run: tests/fuzz/run.sh. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "out/tbp.h"
+#include "out/diff.h"
 #include "out/format.h"
+#include "out/tbp.h"
 
 static void put_le(unsigned char *d, uint64_t v, int bytes)
 {
@@ -38,6 +41,27 @@ static unsigned char *wrap(const uint8_t *pay, size_t n, size_t *len)
 	return b;
 }
 
+static void write_all(const struct tb_profile *p, FILE *null)
+{
+	static const struct tb_diff_opts opts = { 0.15, 0.001 };
+	static struct tb_profile empty;
+	static int have_empty;
+	const struct tb_format *fm;
+
+	if (!have_empty) {
+		tb_profile_init(&empty);
+		have_empty = 1;
+	}
+	for (size_t i = 0; (fm = tb_format_at(i)); i++) {
+		fm->write(p, null);
+		if (fm->write_diff) {
+			fm->write_diff(p, p, &opts, null);
+			fm->write_diff(p, &empty, &opts, null);
+			fm->write_diff(&empty, p, &opts, null);
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
@@ -54,13 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 	}
 	if (tb_read_capture_mem(file ? file : data, len, &p, err, sizeof(err)) == 0) {
-		tb_write_folded(&p, null);
-		tb_write_tree_json(&p, null);
-		tb_write_speedscope(&p, null);
-		tb_write_pprof(&p, null);
-		tb_write_html(&p, null);
-		tb_write_heatmap_json(&p, null);
-		tb_write_capture(&p, null);
+		write_all(&p, null);
 		tb_profile_free(&p);
 	} else if (!err[0] || strchr(err, '\n')) {
 		abort(); /* errors are one sentence */

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check.py: the golden-output test.  Renders every capture of
 tests/golden/captures/ in every output format (and the diff outputs of the
-diff-base/diff-cur pair), normalizes what depends on the rendering machine
+diff-base/diff-cur pair; both lists from the binary's --list-formats, so a
+new format is rendered here, and fails until --update records it), normalizes what depends on the rendering machine
 (host name, kernel release, CPU count: taken at render time), and compares a
 SHA-256 of each output with tests/golden/expected.txt.  A refactoring must
 leave every line equal; a deliberate change of an output regenerates the
@@ -26,13 +27,11 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 CAPTURES = os.path.join(HERE, "captures")
 EXPECTED = os.path.join(HERE, "expected.txt")
 
-# every output format render writes (the format table's extensions)
-FORMATS = [".html", ".json", ".folded", ".collapsed", ".speedscope.json", ".pb.gz", ".tbp",
-           ".heatmap.html", ".heatmap.json", ".gecko.json", ".jsonl", ".txt"]
-DIFF_FORMATS = [".html", ".json", ".folded"]
-# (variant name, extra render arguments, formats): option variants worth pinning
+# (variant name, extra render arguments, formats; None: every format render
+# writes, as `render --list-formats` prints the format table): option
+# variants worth pinning
 VARIANTS = [
-    ("default", [], FORMATS),
+    ("default", [], None),
     ("by-line", ["--by-line", "--min-fraction", "0"], [".json", ".speedscope.json", ".txt"]),
     ("sorted", ["--sort", "total", "--limit", "3"], [".txt"]),
 ]
@@ -80,8 +79,19 @@ def run(binary, args):
     return r.returncode, r.stderr
 
 
+def list_formats(binary, command):
+    """The extensions of the format table that `command` writes."""
+    r = subprocess.run([binary, command, "--list-formats"], capture_output=True, text=True)
+    exts = r.stdout.split()
+    if r.returncode != 0 or not exts or not all(e.startswith(".") for e in exts):
+        sys.exit("%s %s --list-formats: exit %d, %r" % (binary, command, r.returncode, r.stdout[:200]))
+    return exts
+
+
 def render_all(binary, tmp):
     """{key: sha256} for every output (key 'capture variant ext')."""
+    formats_all = list_formats(binary, "render")
+    diff_formats = list_formats(binary, "diff")
     out = {}
     for cap in sorted(os.listdir(CAPTURES)):
         if not cap.endswith(".tbp"):
@@ -89,6 +99,7 @@ def render_all(binary, tmp):
         name = cap[:-4]
         path = os.path.join(CAPTURES, cap)
         for variant, extra, formats in VARIANTS:
+            formats = formats or formats_all
             outs = [os.path.join(tmp, "%s.%s%s" % (name, variant, ext)) for ext in formats]
             args = ["render", path] + extra
             for o in outs:
@@ -104,7 +115,7 @@ def render_all(binary, tmp):
                 with open(o, "rb") as f:
                     out["%s %s %s" % (name, variant, ext)] = digest(f.read(), ext)
     base, cur = (os.path.join(CAPTURES, "diff-%s.tbp" % s) for s in ("base", "cur"))
-    outs = [os.path.join(tmp, "diff%s" % ext) for ext in DIFF_FORMATS]
+    outs = [os.path.join(tmp, "diff%s" % ext) for ext in diff_formats]
     args = ["diff", base, cur, "-q"]
     for o in outs:
         args += ["-o", o]
@@ -112,7 +123,7 @@ def render_all(binary, tmp):
     if rc != 0:
         out["diff render"] = "exit %d: %s" % (rc, err.decode(errors="replace").strip())
     else:
-        for ext, o in zip(DIFF_FORMATS, outs):
+        for ext, o in zip(diff_formats, outs):
             with open(o, "rb") as f:
                 out["diff-base+cur diff %s" % ext] = digest(f.read(), ext)
     return out

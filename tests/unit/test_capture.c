@@ -537,7 +537,7 @@ static struct bytes hand_made(int bad)
 	w_code(&w, bad == BAD_CODE_NAME ? 7 : 1);
 	w_le(&w, bad == BAD_COUNT_STACKS ? 0xffffffffu : 1, 4); /* 2^32 - 1 stacks */
 	w_stack(&w, bad == BAD_STACK_THREAD ? 1 : 0,
-		bad == BAD_STACK_DEPTH ? 1025 : bad == BAD_STACK_DEPTH0 ? 0 : 2,
+		bad == BAD_STACK_DEPTH ? 1026 : bad == BAD_STACK_DEPTH0 ? 0 : 2,
 		bad == BAD_STACK_CODE ? 1 : 0);
 	if (bad == BAD_TRAILING)
 		w_le(&w, 0, 1);
@@ -554,7 +554,7 @@ static void test_hand_made_payloads(void **state)
 		{ BAD_CODE_NAME, "out of range" },
 		{ BAD_STACK_THREAD, "thread 1 of 1" },
 		{ BAD_STACK_CODE, "code object 1 of 1" },
-		{ BAD_STACK_DEPTH, "1025 frames" },
+		{ BAD_STACK_DEPTH, "1026 frames" },
 		{ BAD_STACK_DEPTH0, "0 frames" }, /* never written: no Python frame, no stack */
 		{ BAD_COUNT_STACKS, "4294967295 entries" },
 		{ BAD_COUNT_STRS, "4294967295 entries" },

@@ -1,11 +1,11 @@
-/* cmd_diff.c: `tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT...`: a
- * differential profile as a page (.html), data (.json) or difffolded.pl
- * lines (.folded). */
+/* diff.c: `tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT...`: a
+ * differential profile in each format of the table that has a diff writer
+ * (page .html, data .json, difffolded.pl lines .folded); `diff
+ * --list-formats`: their extensions, one a line. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include "out/tbp.h"
 #include "cmd/commands.h"
 #include "out/diff.h"
@@ -13,61 +13,27 @@
 
 #define MAX_OUTPUTS 16
 
-struct job {
-	const struct tb_profile *base, *cur;
-	const struct tb_diff_opts *o;
-	int kind; /* 0 html, 1 json, 2 folded */
-};
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a > b && strcmp(s + a - b, suffix) == 0;
-}
-
-static int kind_of(const char *path)
-{
-	if (ends_with(path, ".html"))
-		return 0;
-	if (ends_with(path, ".json"))
-		return 1;
-	if (ends_with(path, ".folded") || ends_with(path, ".collapsed"))
-		return 2;
-	return -1;
-}
-
-static int run_job(const void *ctx, FILE *f)
-{
-	const struct job *j = ctx;
-
-	switch (j->kind) {
-	case 0:
-		return tb_write_diff_html(j->base, j->cur, j->o, f);
-	case 1:
-		return tb_write_diff_json(j->base, j->cur, j->o, f);
-	default:
-		return tb_write_diff_folded(j->base, j->cur, f);
-	}
-}
-
 static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT [-o OUT...] [--band F]\n"
 		   "       [--min-fraction F] [-q]\n"
+		   "       tachyon-bpf diff --list-formats\n"
 		   "Compares two captures: widths show CURRENT, colours the change of self time per\n"
-		   "unit of time against BASELINE. Outputs: .html, .json, .folded.\n"
-		   "  --band F           neutral band, default 0.15 (changes within +-15%% stay neutral)\n");
+		   "unit of time against BASELINE. Outputs, by extension:\n");
+	tb_formats_help(f, TB_USE_DIFF, "  ");
+	fprintf(f, "  --band F           neutral band, default 0.15 (changes within +-15%% stay neutral)\n"
+		   "  --list-formats     print the extensions, one a line\n");
 	return rc;
 }
 
 int tb_cmd_diff(int argc, char **argv)
 {
-	enum { OPT_BAND = 256, OPT_MINFRAC };
+	enum { OPT_BAND = 256, OPT_MINFRAC, OPT_LIST };
 	static const struct option longs[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "band", required_argument, 0, OPT_BAND },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
+		{ "list-formats", no_argument, 0, OPT_LIST },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -82,9 +48,12 @@ int tb_cmd_diff(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (noutputs >= MAX_OUTPUTS || kind_of(optarg) < 0) {
-				fprintf(stderr, "tachyon-bpf: diff: %s: unknown output format (supported: .html, .json, .folded)\n",
-					optarg);
+			if (noutputs >= MAX_OUTPUTS) {
+				fprintf(stderr, "tachyon-bpf: diff: too many -o outputs\n");
+				return 2;
+			}
+			if (!tb_output_format(optarg, TB_USE_DIFF, err, sizeof(err))) {
+				fprintf(stderr, "tachyon-bpf: diff: %s\n", err);
 				return 2;
 			}
 			outputs[noutputs++] = optarg;
@@ -100,6 +69,9 @@ int tb_cmd_diff(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_LIST:
+			tb_formats_print(stdout, TB_USE_DIFF);
+			return 0;
 		case 'q':
 			quiet = 1;
 			break;
@@ -123,10 +95,7 @@ int tb_cmd_diff(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < noutputs; i++) {
-		struct job j = { &base, &cur, &opts, kind_of(outputs[i]) };
-
-		errno = 0;
-		if (tb_write_atomic(outputs[i], run_job, &j, err, sizeof(err))) {
+		if (tb_write_diff_output(&base, &cur, &opts, outputs[i], err, sizeof(err))) {
 			fprintf(stderr, "tachyon-bpf: diff: %s\n", err);
 			rc = 1;
 		} else if (!quiet) {

@@ -70,9 +70,9 @@ static void usage(FILE *f)
 		"  -r, --rate HZ            samples per second per CPU (default 99, max 20000)\n"
 		"      --interval SECONDS   continuous capture: one set of outputs per interval,\n"
 		"                           named FILE-YYYYmmdd-HHMMSS.EXT\n"
-		"  -o, --output FILE        output by extension: .html .json .folded .speedscope.json\n"
-		"                           .pb.gz (pprof) .tbp (capture, see render) (repeatable)\n"
-		"                           .gecko.json (Firefox Profiler) .jsonl .txt (table)\n"
+		"  -o, --output FILE        output, by extension (repeatable):\n");
+	tb_formats_help(f, TB_USE_PROFILE, "                           ");
+	fprintf(f,
 		"      --sort own|total|name  order of the .txt table (default own)\n"
 		"      --limit N            rows of the .txt table (default 0: all)\n"
 		"      --max-depth N        deepest stack recorded (default 128, max 1024)\n"
@@ -133,7 +133,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ 0, 0, 0, 0 },
 	};
 	int c;
-	char *end;
+	char *end, err[512];
 
 	o->hz = 99;
 	o->max_depth = TB_DEFAULT_DEPTH;
@@ -161,8 +161,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'o':
 			if (o->noutputs >= MAX_OUTPUTS)
 				return die("too many -o outputs");
-			if (!tb_output_supported(optarg)) {
-				fprintf(stderr, "tachyon-bpf: %s: unknown output format (supported: " TB_OUTPUT_FORMATS ")\n", optarg);
+			if (!tb_output_format(optarg, TB_USE_PROFILE, err, sizeof(err))) {
+				fprintf(stderr, "tachyon-bpf: %s\n", err);
 				return 1;
 			}
 			o->outputs[o->noutputs++] = optarg;

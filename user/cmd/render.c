@@ -1,6 +1,7 @@
-/* cmd_render.c: `tachyon-bpf render CAPTURE -o OUT [-o OUT...] [--by-line]
+/* render.c: `tachyon-bpf render CAPTURE -o OUT [-o OUT...] [--by-line]
  * [--min-fraction F] [--sort own|total|name] [--limit N] [-q]`: writes any
- * output from a capture file (.tbp) without sampling (and without root). */
+ * output from a capture file (.tbp) without sampling (and without root);
+ * `render --list-formats`: the extensions it writes, one a line. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,7 +16,10 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: tachyon-bpf render CAPTURE.tbp -o OUT [-o OUT...] [--by-line] "
 		   "[--min-fraction F] [--sort own|total|name] [--limit N] [-q]\n"
-		   "Writes outputs (by extension: " TB_OUTPUT_FORMATS ") from a capture.\n");
+		   "       tachyon-bpf render --list-formats\n"
+		   "Writes outputs from a capture, format by extension:\n");
+	tb_formats_help(f, TB_USE_PROFILE, "  ");
+	fprintf(f, "  --list-formats     print the extensions, one a line\n");
 }
 
 static int bad_usage(const char *msg)
@@ -27,13 +31,14 @@ static int bad_usage(const char *msg)
 
 int tb_cmd_render(int argc, char **argv)
 {
-	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT };
+	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT, OPT_LIST };
 	static const struct option longs[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "by-line", no_argument, 0, OPT_BYLINE },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
 		{ "sort", required_argument, 0, OPT_SORT },
 		{ "limit", required_argument, 0, OPT_LIMIT },
+		{ "list-formats", no_argument, 0, OPT_LIST },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -51,9 +56,8 @@ int tb_cmd_render(int argc, char **argv)
 		case 'o':
 			if (noutputs >= MAX_OUTPUTS)
 				return bad_usage("too many -o outputs");
-			if (!tb_output_supported(optarg)) {
-				fprintf(stderr, "tachyon-bpf: render: %s: unknown output format "
-					"(supported: " TB_OUTPUT_FORMATS ")\n", optarg);
+			if (!tb_output_format(optarg, TB_USE_PROFILE, err, sizeof(err))) {
+				fprintf(stderr, "tachyon-bpf: render: %s\n", err);
 				return 2;
 			}
 			outputs[noutputs++] = optarg;
@@ -78,6 +82,9 @@ int tb_cmd_render(int argc, char **argv)
 			if (errno || end == optarg || *end || *optarg == '-' || limit > 0x7fffffff)
 				return bad_usage("--limit takes a number of rows (0: all)");
 			break;
+		case OPT_LIST:
+			tb_formats_print(stdout, TB_USE_PROFILE);
+			return 0;
 		case 'q':
 			quiet = 1;
 			break;

@@ -121,7 +121,8 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
 			       const char *name);
 /* Add count samples of a stack, frames innermost first, merged with an
  * identical stack (capture files, tests). thread < nthreads, 1 <= depth <=
- * TB_MAX_FRAMES, every frame's code < sym.n, frames not inside p's arena.
+ * TB_MAX_FRAMES + 1 (a synthetic leaf such as <GC> below a full stack),
+ * every frame's code < sym.n, frames not inside p's arena.
  * No counter is changed. */
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count);

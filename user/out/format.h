@@ -1,17 +1,62 @@
-/* output.h: the output writers, chosen by file extension. */
+/* format.h: the output formats, one table (format.c) that the commands, their
+ * usage texts, the tests and the fuzzer all take the list from; the
+ * writers' declarations. */
 #ifndef TB_OUTPUT_H
 #define TB_OUTPUT_H
+#include <stddef.h>
 #include <stdio.h>
 #include "model/profile.h"
+#include "out/atomic.h"
 
-/* Write p to path, format from the extension. 0 ok; -1 with err set. */
-int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen);
-/* Write path through fn into a temporary file renamed into place, so a
- * failure leaves nothing half-written. 0 ok; -1 with err. */
-int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
-		    char *err, size_t errlen);
-/* Is the extension of path one we can write? */
+struct tb_diff_opts;
+
+/* What an output is written from: one profile, or a pair (`diff`). */
+enum tb_format_use { TB_USE_PROFILE, TB_USE_DIFF };
+
+/* What an output is, for the checks of the tests (tests/unit/test_writers.c):
+ * lines of text; lines ending in counts ("a;b;c 5"); one JSON document; JSON
+ * Lines; an HTML page with its data embedded; gzip'ed protobuf; a capture. */
+enum tb_syntax { TB_SYNTAX_TEXT, TB_SYNTAX_FOLDED, TB_SYNTAX_JSON, TB_SYNTAX_JSONL, TB_SYNTAX_HTML,
+		 TB_SYNTAX_PROTO_GZ, TB_SYNTAX_CAPTURE };
+
+struct tb_format {
+	const char *ext;      /* ".speedscope.json" */
+	enum tb_syntax syntax;
+	int needs_sources;    /* the sources must be read at capture time */
+	int (*write)(const struct tb_profile *p, FILE *f);
+	/* the differential form (`diff`), or NULL */
+	int (*write_diff)(const struct tb_profile *base, const struct tb_profile *cur,
+			  const struct tb_diff_opts *o, FILE *f);
+	/* the line of the usage texts (34 characters at most), for write and write_diff */
+	const char *help, *diff_help;
+};
+
+/* The rows in order, i from 0; NULL past the last. */
+const struct tb_format *tb_format_at(size_t i);
+/* The row of path's extension (the longest one that matches: .speedscope.json
+ * over .json), whatever its uses; NULL if none. */
+const struct tb_format *tb_format_find(const char *path);
+/* The row to write path for this use, or NULL with one sentence in err
+ * ("PATH: unknown output format (supported: ...)"). */
+const struct tb_format *tb_output_format(const char *path, enum tb_format_use use, char *err,
+					 size_t errlen);
+/* Can we write path from a profile? Does it need the sources read during the capture? */
 int tb_output_supported(const char *path);
+int tb_output_needs_sources(const char *path);
+
+/* Write p (or the diff of base and cur) to path through tb_write_atomic,
+ * format from the extension. 0 ok; -1 with err set. */
+int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen);
+int tb_write_diff_output(const struct tb_profile *base, const struct tb_profile *cur,
+			 const struct tb_diff_opts *o, const char *path, char *err, size_t errlen);
+
+/* For usage texts and messages: one extension a line (--list-formats); the
+ * help lines, each after indent; the extensions as ".a, .b, .c" in buf. */
+void tb_formats_print(FILE *f, enum tb_format_use use);
+void tb_formats_help(FILE *f, enum tb_format_use use, const char *indent);
+void tb_formats_list(char *buf, size_t len, enum tb_format_use use);
+
+/* The writers (one file each). */
 /* Collapsed stacks (flamegraph.pl / speedscope): root first, "a;b;c N". */
 int tb_write_folded(const struct tb_profile *p, FILE *f);
 /* Tree JSON (docs/profile-json.md). */
@@ -22,9 +67,6 @@ int tb_write_html(const struct tb_profile *p, FILE *f);
 int tb_write_speedscope(const struct tb_profile *p, FILE *f);
 /* gzip-compressed pprof profile.proto (.pb.gz). */
 int tb_write_pprof(const struct tb_profile *p, FILE *f);
-/* The extensions tb_write_output knows, for messages. */
-#define TB_OUTPUT_FORMATS ".html, .json, .folded, .collapsed, .speedscope.json, .pb.gz, .tbp, " \
-	".heatmap.html, .heatmap.json, .gecko.json, .jsonl, .txt"
 /* Firefox Profiler processed profile (.gecko.json). */
 int tb_write_gecko(const struct tb_profile *p, FILE *f);
 /* JSON Lines, definitions before use (docs/jsonl-format.md). */
@@ -36,8 +78,6 @@ int tb_pstats_sort_key(const char *name);
 /* Source heatmap data (docs/heatmap-json.md) and page. */
 int tb_write_heatmap_json(const struct tb_profile *p, FILE *f);
 int tb_write_heatmap_html(const struct tb_profile *p, FILE *f);
-/* Does this output need the sources read during the capture? */
-int tb_output_needs_sources(const char *path);
 /* End-of-capture summary for stderr. */
 void tb_write_summary(const struct tb_profile *p, FILE *f, unsigned top);
 

@@ -17,7 +17,10 @@
  * a "Thread status" marker over the thread's run carries its counters.
  * They show proportions, not when things happened.  The leaf instruction's
  * opcode is the leaf frame's subcategory of the Python category, so the
- * category breakdown lists opcodes. */
+ * category breakdown lists opcodes.  A profile of more than
+ * MAX_SYNTH_SAMPLES samples in all is refused (EFBIG): every one is listed
+ * (and held in memory), and the profiler could not load such a file. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -31,6 +34,7 @@
 #define NONE UINT32_MAX
 #define NO_LINE INT32_MIN
 #define MAX_MINOR 32
+#define MAX_SYNTH_SAMPLES (1ull << 25)
 
 enum { CAT_OTHER, CAT_PYTHON, CAT_GC, CAT_GIL, CAT_OFFCPU, CAT_EXCEPTION };
 static const char *const cat_names[] = { "Other", "Python", "GC", "GIL", "Off-CPU", "Exception" };
@@ -632,15 +636,35 @@ static void write_strings(FILE *f, const struct strs *s)
 	fputs("]}", f);
 }
 
+/* Are there more samples to synthesize than we list? (counts come from files) */
+static int too_many_samples(const struct tb_profile *p)
+{
+	uint64_t all = 0;
+
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		if (p->stacks[i].count > MAX_SYNTH_SAMPLES - all)
+			return 1;
+		all += p->stacks[i].count;
+	}
+	return 0;
+}
+
 int tb_write_gecko(const struct tb_profile *p, FILE *f)
 {
-	struct ctx *g = calloc(1, sizeof(*g));
-	uint32_t *start = calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
-	uint32_t *list = malloc(((size_t)p->nstacks + 1) * sizeof(uint32_t));
-	uint32_t *fill = calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
-	uint64_t *per = calloc((size_t)p->nthreads + 1, sizeof(uint64_t)), most = 0;
+	struct ctx *g;
+	uint32_t *start, *list, *fill;
+	uint64_t *per, most = 0;
 	double end_ms;
 
+	if (too_many_samples(p)) {
+		errno = EFBIG;
+		return -1;
+	}
+	g = calloc(1, sizeof(*g));
+	start = calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
+	list = malloc(((size_t)p->nstacks + 1) * sizeof(uint32_t));
+	fill = calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
+	per = calloc((size_t)p->nthreads + 1, sizeof(uint64_t));
 	if (!g || !start || !list || !fill || !per)
 		abort();
 	g->p = p;

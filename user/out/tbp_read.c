@@ -171,6 +171,9 @@ static int read_meta(struct rd *r, struct tb_profile *p)
 	if (!isfinite(p->duration_s) || p->duration_s < 0 || !isfinite(p->agent_cpu_s) ||
 	    !isfinite(p->min_fraction) || p->min_fraction < 0 || p->min_fraction > 1)
 		return fail(r, "the metadata holds an impossible duration, CPU time or fraction");
+	/* writers multiply it up to nanoseconds (pprof's int64 time_nanos) */
+	if ((uint64_t)p->start_unix > INT64_MAX / 1000000000)
+		return fail(r, "the metadata holds an impossible start time");
 	return 0;
 }
 
@@ -348,7 +351,8 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 
 	if (r->failed)
 		return -1;
-	f = malloc(TB_MAX_FRAMES * sizeof(*f));
+	/* the frames read, and one synthetic leaf (<GC>, <off-CPU>) below them */
+	f = malloc((TB_MAX_FRAMES + 1) * sizeof(*f));
 	if (!f)
 		return fail(r, "out of memory");
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
@@ -368,8 +372,8 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 			fail(r, "stack %u has invalid flags", i);
 			break;
 		}
-		if (depth == 0 || depth > TB_MAX_FRAMES) {
-			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, TB_MAX_FRAMES);
+		if (depth == 0 || depth > TB_MAX_FRAMES + 1) {
+			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, TB_MAX_FRAMES + 1);
 			break;
 		}
 		d = take(r, (size_t)depth * 10, "stack frames");

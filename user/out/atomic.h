@@ -1,0 +1,19 @@
+/* atomic.h: output files written whole or not at all, without following
+ * anything planted in the output directory (atomic.c). */
+#ifndef TB_ATOMIC_H
+#define TB_ATOMIC_H
+#include <stddef.h>
+#include <stdio.h>
+
+/* Write path through fn: into a new file in path's directory (unnamed with
+ * O_TMPFILE, else created O_EXCL|O_NOFOLLOW under a random name), flushed
+ * and fsync'ed, then renamed over path.  Mode 0644 (less the umask).  A
+ * symlink at path is replaced, never followed; a failure leaves no file.
+ * 0 ok; -1 with one sentence in err. */
+int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
+		    char *err, size_t errlen);
+
+/* Tests: nonzero makes tb_write_atomic skip O_TMPFILE (its fallback). */
+extern int tb_atomic_no_tmpfile;
+
+#endif
