@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: the one command that runs every test on a fresh Debian 12 machine:
 # installs the packages it needs, fetches the extra CPython versions, builds,
-# then runs the unit, cross-check, integration and browser suites for real
-# (as root: the integration tests load the BPF program).  Ends with
+# then runs the unit, layer, golden-output, cross-check, integration and
+# browser suites for real (as root: the integration tests load the BPF
+# program).  Ends with
 # "total: N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,13 @@ for t in build/tests/test_*; do
 	tally "unit $(basename "$t")" "$rc" $(( ${run:-0} - ${bad:-0} )) "${bad:-0}"
 done
 
+# the unit tests build without clang, bpftool or vmlinux.h (only the sampler needs the skeleton)
+rm -rf build/noclang
+suite unit-without-clang make -s -j2 B=build/noclang CLANG=false BPFTOOL=false \
+	$(ls tests/unit/test_*.c | sed 's#tests/unit/\(.*\)\.c#build/noclang/tests/\1#')
+# includes point only down the layers (docs/architecture.md)
+suite layers python3 scripts/check_layers.py
+
 suite linetable-vs-cpython bash tests/linetable/run.sh
 suite layout-vs-headers bash tests/layout/check_headers.sh
 suite opcodes-vs-dis bash tests/opcodes/check.sh
@@ -63,6 +71,9 @@ counted() { # name command...
 	line=${line:-0 passed, 0 failed}
 	tally "$name" "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
 }
+
+# every output format of fixed captures, byte for byte (SHA-256s)
+counted golden python3 tests/golden/check.py
 
 # integration: real BPF, real Python processes
 counted integration /usr/bin/python3 tests/integration/run.py
