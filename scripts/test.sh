@@ -80,26 +80,13 @@ counted integration /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/test_exports.py
 counted exports2 /usr/bin/python3 tests/integration/test_exports2.py
 counted python-thread-names bash tests/pythreads/check.sh
-counted browser-diff bash tests/browser/diff.sh
-counted browser-opcodes bash tests/browser/opcodes.sh
 counted top bash tests/top/run.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 
-# browser: synthetic pages (incl. 100,000 nodes), then pages of real captures
-pages="$log_dir/pages"
-mkdir -p "$pages"
-./tachyon-bpf -q -r 499 -o "$pages/threads.html" -o "$pages/threads.json" -- \
-	/usr/bin/python3.11 tests/workloads/threads.py 2 >/dev/null
-./tachyon-bpf -q -r 499 -o "$pages/hostile.html" -o "$pages/hostile.json" -- \
-	/usr/bin/python3.11 tests/workloads/hostile.py 2
-counted browser-synthetic bash tests/browser/run.sh
-counted browser-real bash tests/browser/run.sh "$pages/threads.html" "$pages/threads.json" alpha_work \
-	"$pages/hostile.html" "$pages/hostile.json" Thread.run
-if [ -f tests/heatmap/run.sh ]; then
-	./tachyon-bpf -q -r 999 -o "$pages/heat.heatmap.html" -o "$pages/heat.heatmap.json" -- \
-		/usr/bin/python3.11 tests/workloads/opcodes.py 1.5
-	counted heatmap bash tests/heatmap/run.sh "$pages/heat.heatmap.html" "$pages/heat.heatmap.json"
-fi
+# browser: Debian's chromium on every page kind (tests/browser/run.sh makes its own captures)
+for page_suite in synthetic real diff opcodes heatmap; do
+	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
+done
 
 echo
 [ "${#failures[@]}" -eq 0 ] || echo "failed suites: ${failures[*]}"
