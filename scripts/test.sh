@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: the one command that runs every test on a fresh Debian 12 machine:
 # installs the packages it needs, fetches the extra CPython versions, builds,
-# then runs the unit, cross-check, integration and browser suites for real
-# (as root: the integration tests load the BPF program).  Ends with
+# then runs the unit, layer, golden-output, cross-check, integration and
+# browser suites for real (as root: the integration tests load the BPF
+# program).  Ends with
 # "total: N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,13 @@ for t in build/tests/test_*; do
 	tally "unit $(basename "$t")" "$rc" $(( ${run:-0} - ${bad:-0} )) "${bad:-0}"
 done
 
+# the unit tests build without clang, bpftool or vmlinux.h (only the sampler needs the skeleton)
+rm -rf build/noclang
+suite unit-without-clang make -s -j2 B=build/noclang CLANG=false BPFTOOL=false \
+	$(ls tests/unit/test_*.c | sed 's#tests/unit/\(.*\)\.c#build/noclang/tests/\1#')
+# includes point only down the layers (docs/architecture.md)
+suite layers python3 scripts/check_layers.py
+
 suite linetable-vs-cpython bash tests/linetable/run.sh
 suite layout-vs-headers bash tests/layout/check_headers.sh
 suite opcodes-vs-dis bash tests/opcodes/check.sh
@@ -64,30 +72,20 @@ counted() { # name command...
 	tally "$name" "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
 }
 
+# every output format of fixed captures, byte for byte (SHA-256s)
+counted golden python3 tests/golden/check.py
+
 # integration: real BPF, real Python processes
 counted integration /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/exports.py
 counted python-thread-names bash tests/pythreads/check.sh
-counted browser-diff bash tests/browser/diff.sh
-counted browser-opcodes bash tests/browser/opcodes.sh
 counted top bash tests/top/run.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 
-# browser: synthetic pages (incl. 100,000 nodes), then pages of real captures
-pages="$log_dir/pages"
-mkdir -p "$pages"
-./tachyon-bpf -q -r 499 -o "$pages/threads.html" -o "$pages/threads.json" -- \
-	/usr/bin/python3.11 tests/workloads/threads.py 2 >/dev/null
-./tachyon-bpf -q -r 499 -o "$pages/hostile.html" -o "$pages/hostile.json" -- \
-	/usr/bin/python3.11 tests/workloads/hostile.py 2
-counted browser-synthetic bash tests/browser/run.sh
-counted browser-real bash tests/browser/run.sh "$pages/threads.html" "$pages/threads.json" alpha_work \
-	"$pages/hostile.html" "$pages/hostile.json" Thread.run
-if [ -f tests/heatmap/run.sh ]; then
-	./tachyon-bpf -q -r 999 -o "$pages/heat.heatmap.html" -o "$pages/heat.heatmap.json" -- \
-		/usr/bin/python3.11 tests/workloads/opcodes.py 1.5
-	counted heatmap bash tests/heatmap/run.sh "$pages/heat.heatmap.html" "$pages/heat.heatmap.json"
-fi
+# browser: Debian's chromium on every page kind (tests/browser/run.sh makes its own captures)
+for page_suite in synthetic real diff opcodes heatmap; do
+	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
+done
 
 echo
 [ "${#failures[@]}" -eq 0 ] || echo "failed suites: ${failures[*]}"

@@ -14,52 +14,26 @@
 //   empty-baseline  the baseline has no samples: everything is new
 //   generic         anything else: only the data-driven checks
 // --expect CASE fails when the data is not that case (e.g. a capture meant to be empty is not).
-// Runs Debian's /usr/bin/chromium headless through playwright-core from file:// and fails on any
-// network request, console error or page error. Screenshots: diff.png, diff-elided.png (label
-// "diff"), else diff-LABEL*.png, in tests/browser/artifacts/.
+// Runs through harness.mjs: headless chromium from file://; fails on any network request,
+// console error, page error or dialog. Screenshots: diff.png, diff-elided.png (label "diff"),
+// else diff-LABEL*.png, in tests/browser/artifacts/.
 // The last line printed is "N passed, N failed"; the exit status is non-zero on any failure.
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { check, ev, parseArgs, runPageTest, setLabel, totalShown, walk } from './harness.mjs';
 
 // ------------------------------------------------------------------ arguments
-const argv = process.argv.slice(2);
-const flags = { shots: null, label: null, expect: null };
-const pos = [];
-for (let i = 0; i < argv.length; i++) {
-  if (argv[i] === '--shots') flags.shots = argv[++i];
-  else if (argv[i] === '--label') flags.label = argv[++i];
-  else if (argv[i] === '--expect') flags.expect = argv[++i];
-  else pos.push(argv[i]);
-}
+const { flags, pos } = parseArgs(process.argv.slice(2), { '--shots': 'value', '--label': 'value', '--expect': 'value' }, 2,
+  'node diff.test.mjs PAGE.html DIFF.json [--label NAME] [--shots DIR] [--expect diffcase|empty-current|empty-baseline|generic]');
 const [pagePath, jsonPath] = pos;
-if (!pagePath || !jsonPath) {
-  console.error('usage: node diff.test.mjs PAGE.html DIFF.json [--label NAME] [--shots DIR] [--expect diffcase|empty-current|empty-baseline|generic]');
-  console.log('0 passed, 1 failed');
-  process.exit(2);
-}
 const label = flags.label || 'diff';
+setLabel(label);
 const shot = label === 'diff' ? 'diff' : `diff-${label}`;
-
-let passed = 0, failed = 0;
-function check(name, ok, detail) {
-  if (ok) { passed++; console.log(`ok   - [${label}] ${name}${detail !== undefined ? ' (' + detail + ')' : ''}`); }
-  else { failed++; console.log(`FAIL - [${label}] ${name}${detail !== undefined ? ': ' + detail : ''}`); }
-  return ok;
-}
-function finish(code) {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(code !== undefined ? code : failed || !passed ? 1 : 0);
-}
 
 // ------------------------------------------------------------------ expectations from the JSON
 const data = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
 const tree = data.tree, elided = data.elided || { name: 'all', kind: 'root', value: 0 }, dd = data.diff || {};
 const bmeta = (data.baseline && data.baseline.meta) || {}, cmeta = data.meta || {};
 const rc = cmeta.rate_hz || 1, rb = bmeta.rate_hz || 1;
-function walk(n, fn, d = 0, p = null) { fn(n, d, p); for (const c of n.children || []) walk(c, fn, d + 1, n); }
 const byName = (t) => { const m = new Map(); walk(t, (n) => { if (n.kind === 'frame') m.set(n.name, [...(m.get(n.name) || []), n]); }); return m; };
 const curNames = byName(tree), baseNames = byName(elided);
 /** Frames whose name occurs once in the tree and that are wide enough to be drawn for sure. */
@@ -104,25 +78,7 @@ if (flags.expect) check(`the data is the ${flags.expect} case`, kase === flags.e
 console.log(`# ${label}: case ${kase}; current ${tree.value} samples, baseline ${elided.value}; ${threadIds.length} current threads; band ${dd.band}, steps ${JSON.stringify(dd.steps)}, scale ${dd.scale}`);
 
 // ------------------------------------------------------------------ browser
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-chromium-'));
-const shotsDir = flags.shots || path.join(path.dirname(new URL(import.meta.url).pathname), 'artifacts');
-fs.mkdirSync(shotsDir, { recursive: true });
-const pageUrl = pathToFileURL(path.resolve(pagePath)).href;
-const requests = [], consoleErrors = [], pageErrors = [];
-let ctx;
-try {
-  ctx = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, acceptDownloads: true,
-    viewport: { width: 1500, height: 900 }, colorScheme: 'light',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-} catch (e) {
-  check('launch chromium', false, e.message.split('\n')[0]);
-  finish();
-}
-ctx.on('request', (r) => requests.push(r.url()));
-const ev = (page, fn, arg) => page.evaluate(fn, arg);
-const totalShown = async (page) => Number(await page.getAttribute('#total-samples', 'data-value'));
+let B;   // the browser (harness.mjs launch)
 
 /** Colour drawn at the left edge of the widest frame named name (away from its label and the hover outline). */
 async function pixel(page, name) {
@@ -157,11 +113,7 @@ async function classesMatch(page, list, expect) {
 }
 
 async function run() {
-  const page = ctx.pages()[0] || (await ctx.newPage());
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => pageErrors.push(String(e && e.message ? e.message : e)));
-  await page.goto(pageUrl);
-  await page.waitForFunction(() => document.body.dataset.ready && document.body.dataset.ready !== '0', null, { timeout: 60000 });
+  const page = await B.open(pagePath);
   check('page becomes ready (data-ready=1)', (await ev(page, () => document.body.dataset.ready)) === '1', await ev(page, () => document.getElementById('error').textContent.slice(0, 80)));
   check('body data-mode is "diff"', (await ev(page, () => document.body.dataset.mode)) === 'diff');
   check('diff controls are shown', await page.isVisible('#diff-controls') && await page.isVisible('#elided') && await page.isVisible('#band') && await page.isVisible('#show-noise'));
@@ -191,7 +143,7 @@ async function run() {
       check(`empty current: baseline thread ${bts[0]} selectable in the Elided view`, (await totalShown(page)) === elided.thread_values[bts[0]][0] && (await ev(page, () => tbView.nodesDrawn())) > 0);
       await page.selectOption('#thread-select', '');
     }
-    await page.screenshot({ path: path.join(shotsDir, `${shot}.png`) });
+    await B.shot(page, shot);
     check('empty current: main view renders (nothing to draw)', (await ev(page, () => tbView.setElided(false))) === false && (await ev(page, () => document.body.dataset.ready)) === '1');
     check('empty current: main view total 0', (await totalShown(page)) === 0);
   } else if (kase === 'empty-baseline') {
@@ -208,7 +160,7 @@ async function run() {
       check(`empty baseline: thread ${tid}: every frame new`, okT && (await totalShown(page)) === tree.thread_values[tid][0], detT);
       await page.selectOption('#thread-select', '');
     }
-    await page.screenshot({ path: path.join(shotsDir, `${shot}.png`) });
+    await B.shot(page, shot);
     check('empty baseline: Elided view renders empty', (await ev(page, () => tbView.setElided(true))) === true && (await totalShown(page)) === 0);
     await ev(page, () => tbView.setElided(false));
   } else {
@@ -244,7 +196,7 @@ async function run() {
       const bms = reg[1].base_ms < 10 ? reg[1].base_ms.toFixed(1) : new Intl.NumberFormat('en-US').format(Math.round(reg[1].base_ms));
       check('tooltip: baseline ms, current ms, difference ms and %, z, significance, class',
         ['Baseline', 'Current', 'Difference', ' ms', 'significant: ' + (reg[1].significant ? 'yes' : 'no'), reg[1].class, bms].every((w) => tip.includes(w)) && (reg[1].diff_pct == null || /[+\u2212]\d+(\.\d+)?%/.test(tip)), JSON.stringify(tip.slice(0, 200)));
-      await page.screenshot({ path: path.join(shotsDir, `${shot}.png`) });
+      await B.shot(page, shot);
       await page.mouse.move(3, 3);
     }
 
@@ -304,7 +256,7 @@ async function run() {
     await page.check('#show-noise');
     const dc1 = await ev(page, () => tbView.drawnClasses());
     check('"show insignificant changes" hatches the drawn noise frames', dc1.noise === dc0.noise && dc1.hatched > 0 === dc1.noise > 0 && dc1.hatched <= dc1.noise, JSON.stringify(dc1));
-    if (dc1.noise > 0) await page.screenshot({ path: path.join(shotsDir, `${shot}-noise.png`) });
+    if (dc1.noise > 0) await B.shot(page, `${shot}-noise`);
     await page.uncheck('#show-noise');
     check('unticking it: no hatching', (await ev(page, () => tbView.drawnClasses())).hatched === 0);
 
@@ -328,7 +280,7 @@ async function run() {
       check('Elided view tooltip: baseline time and "only in the baseline"', tip.includes('only in the baseline') && tip.includes(new Intl.NumberFormat('en-US').format(Math.round(med.base_ms))), JSON.stringify(tip.slice(0, 160)));
     }
     check('Elided view: notice explains it', /Elided view/.test(await page.textContent('#notice')));
-    await page.screenshot({ path: path.join(shotsDir, `${shot}-elided.png`) });
+    await B.shot(page, `${shot}-elided`);
     await page.mouse.move(3, 3);
     await page.keyboard.press('e');
     check('key e: back to the current view', (await ev(page, () => tbView.state().elided)) === false && (await totalShown(page)) === tree.value);
@@ -343,7 +295,7 @@ async function run() {
       check(`thread ${tid}: classes recomputed per thread`, ok, det);
       check(`thread ${tid}: legend explains the thread view`, /Thread view/.test(await page.textContent('#legend')));
       if (kase === 'diffcase') check(`thread ${tid}: slow/fast/new still improvement/regression/new`, (await ev(page, () => ['slow_function', 'fast_function', 'new_function'].map((q) => tbView.nodeClass(q)).join())) === 'improvement,regression,new');
-      await page.screenshot({ path: path.join(shotsDir, `${shot}-thread.png`) });
+      await B.shot(page, `${shot}-thread`);
       await page.click('#elided');
       const bt = curToBase.get(tid), bv = bt && elided.thread_values && elided.thread_values[bt] ? elided.thread_values[bt][0] : 0;
       check(`thread ${tid}, Elided view: the matched baseline thread ${bt} (${bv} samples)`, (await totalShown(page)) === bv && (await ev(page, () => tbView.state().tid)) === (bt ?? null), `${await totalShown(page)}, tid ${await ev(page, () => tbView.state().tid)}`);
@@ -383,27 +335,14 @@ async function run() {
     await page.click('#theme');
     check('dark theme draws', (await ev(page, () => tbView.nodesDrawn())) > 0);
     if (kase === 'diffcase') { const px = await pixel(page, 'fast_function'); check('dark theme: fast_function still red', px && looks.red(px), JSON.stringify(px)); }
-    await page.screenshot({ path: path.join(shotsDir, `${shot}-dark.png`) });
+    await B.shot(page, `${shot}-dark`);
     await page.click('#theme');
-    const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 15000 }), page.click('#export-svg')]);
-    const svgPath = path.join(shotsDir, `${shot}.svg`);
-    await dl.saveAs(svgPath);
-    const svg = fs.readFileSync(svgPath, 'utf8');
+    const svg = await B.download(page, '#export-svg', `${shot}.svg`);
     check('SVG export in diff mode: diff colours', svg.includes('<svg') && (kase !== 'diffcase' || (svg.includes('hsl(4,80%,50%)') && svg.includes('hsl(288,88%,62%)'))), `${svg.length} bytes`);
   }
-
-  // ---------------------------------------------------------------- global conditions
-  const foreign = requests.filter((u) => u !== pageUrl && !u.startsWith('data:') && !u.startsWith('blob:'));
-  check('no network requests besides the file:// page, data: and blob:', foreign.length === 0, foreign.slice(0, 5).join(' ') || `${requests.length} requests, all local`);
-  check('no console errors', consoleErrors.length === 0, consoleErrors.slice(0, 3).join(' | ') || undefined);
-  check('no page errors', pageErrors.length === 0, pageErrors.slice(0, 3).join(' | ') || undefined);
 }
 
-try {
+await runPageTest({ viewport: { width: 1500, height: 900 }, colorScheme: 'light' }, flags.shots, async (b) => {
+  B = b;
   await run();
-} catch (e) {
-  check('test run completed', false, (e && e.stack ? e.stack : String(e)).split('\n').slice(0, 4).join(' / '));
-}
-await ctx.close().catch(() => {});
-fs.rmSync(userDataDir, { recursive: true, force: true });
-finish();
+});

@@ -17,58 +17,30 @@
 // Screenshots: opcodes[-LABEL].png, opcodes[-LABEL]-per-thread.png and opcodes[-LABEL]-dark.png.
 // PROFILE.json is the tree JSON embedded in PAGE.html (docs/profile-json.md); expected values
 // (per-thread totals, search counts) are computed from it independently of the page.
-// Runs Debian's /usr/bin/chromium headless through playwright-core, from file://, and fails on
-// any network request, console error, page error, dialog or executed data.
+// Runs through harness.mjs: headless chromium from file://; fails on any network request,
+// console error, page error, dialog or executed data.
 // The last line printed is "N passed, N failed"; the exit status is non-zero on any failure.
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { check, ev, parseArgs, runPageTest, setLabel, totalShown, walk } from './harness.mjs';
 
 // ------------------------------------------------------------------ arguments
-const argv = process.argv.slice(2);
-const flags = { perf: false, shots: null, label: null, template: null, opcodes: null, threadOf: null, expectOps: [], expectLine: null };
-const pos = [];
-for (let i = 0; i < argv.length; i++) {
-  if (argv[i] === '--perf') flags.perf = true;
-  else if (argv[i] === '--shots') flags.shots = argv[++i];
-  else if (argv[i] === '--label') flags.label = argv[++i];
-  else if (argv[i] === '--template') flags.template = argv[++i];
-  else if (argv[i] === '--opcodes') flags.opcodes = argv[++i];
-  else if (argv[i] === '--thread-of') flags.threadOf = argv[++i];
-  else if (argv[i] === '--expect-op') flags.expectOps.push(argv[++i]);
-  else if (argv[i] === '--expect-line') flags.expectLine = Number(argv[++i]);
-  else pos.push(argv[i]);
-}
+const { flags, pos } = parseArgs(process.argv.slice(2), {
+  '--perf': 'bool', '--shots': 'value', '--label': 'value', '--template': 'value',
+  '--opcodes': 'value', '--thread-of': 'value', '--expect-op': 'list', '--expect-line': 'number',
+}, 2, 'node flamegraph.test.mjs PAGE.html PROFILE.json [EXPECTED_FUNCTION] [--perf] [--shots DIR] [--label NAME] [--template TEMPLATE.html]');
 const [pagePath, jsonPath, expectedArg] = pos;
-if (!pagePath || !jsonPath) {
-  console.error('usage: node flamegraph.test.mjs PAGE.html PROFILE.json [EXPECTED_FUNCTION] [--perf] [--shots DIR] [--label NAME] [--template TEMPLATE.html]');
-  console.log('0 passed, 1 failed');
-  process.exit(2);
-}
 const label = flags.label || path.basename(pagePath, '.html');
+setLabel(label);
 const shot = flags.label ? `flamegraph-${flags.label}` : 'flamegraph';   // screenshot / SVG file prefix
 const BUDGET_MS = Number(process.env.TB_FIRST_RENDER_BUDGET_MS || 2000);
 const INTERACT_MS = Number(process.env.TB_INTERACTION_BUDGET_MS || 500);
-
-// ------------------------------------------------------------------ reporting
-let passed = 0, failed = 0;
-function check(name, ok, detail) {
-  if (ok) { passed++; console.log(`ok   - [${label}] ${name}${detail !== undefined ? ' (' + detail + ')' : ''}`); }
-  else { failed++; console.log(`FAIL - [${label}] ${name}${detail !== undefined ? ': ' + detail : ''}`); }
-  return ok;
-}
-function finish(code) {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(code !== undefined ? code : failed || !passed ? 1 : 0);
-}
 
 // ------------------------------------------------------------------ expected values from the JSON
 const data = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
 const tree = data.tree;
 const isFrame = (n) => n.kind !== 'root' && n.kind !== 'process';
-function walk(n, fn, d = 0) { fn(n, d); for (const c of n.children || []) walk(c, fn, d + 1); }
 let nodeCount = 0;
 const selfByName = new Map();
 walk(tree, (n) => { nodeCount++; if (n.kind === 'frame' && n.self > 0) selfByName.set(n.name, (selfByName.get(n.name) || 0) + n.self); });
@@ -141,47 +113,11 @@ const rowsText = (rows) => rows.slice(0, 4).map((r) => `${r.name}/${r.base}=${r.
 console.log(`# ${label}: ${nodeCount} nodes, ${tree.value} samples, ${threadIds.length} threads, expected function ${JSON.stringify(expectedFn)}, ${HOSTILE.length} hostile names`);
 
 // ------------------------------------------------------------------ browser
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-chromium-'));
-const shotsDir = flags.shots || path.join(path.dirname(new URL(import.meta.url).pathname), 'artifacts');
-fs.mkdirSync(shotsDir, { recursive: true });
-const pageUrl = pathToFileURL(path.resolve(pagePath)).href;
-const allowedPages = new Set([pageUrl]);
-const requests = [], consoleErrors = [], pageErrors = [], dialogs = [];
-
-let ctx;
-try {
-  ctx = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1500, height: 900 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-} catch (e) {
-  check('launch chromium', false, e.message.split('\n')[0]);
-  finish();
-}
-ctx.on('request', (r) => requests.push(r.url()));
-function watch(page) {
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => pageErrors.push(String(e && e.message ? e.message : e)));
-  page.on('dialog', (d) => { dialogs.push(d.type() + ': ' + d.message()); d.dismiss().catch(() => {}); });
-  return page;
-}
-async function open(url, page) {
-  page = page || watch(await ctx.newPage());
-  allowedPages.add(url);
-  await page.goto(url);
-  await page.waitForFunction(() => document.body && document.body.dataset.ready && document.body.dataset.ready !== '0', null, { timeout: 60000 });
-  return page;
-}
-const ev = (page, fn, arg) => page.evaluate(fn, arg);
-const totalShown = async (page) => Number(await page.getAttribute('#total-samples', 'data-value'));
+let B;   // the browser (harness.mjs launch)
 
 async function run() {
   // ---------------------------------------------------------------- load
-  const page = await open(pageUrl, ctx.pages()[0] ? watch(ctx.pages()[0]) : undefined);
+  const page = await B.open(pagePath);
   check('page becomes ready (data-ready=1)', (await ev(page, () => document.body.dataset.ready)) === '1');
   const ready = await ev(page, () => tbView.timings.firstRender);
   check('first render time recorded', ready > 0, `${ready.toFixed(0)} ms after navigation start`);
@@ -189,7 +125,7 @@ async function run() {
   check('#total-samples shows the tree total', (await totalShown(page)) === tree.value, `${await totalShown(page)} vs ${tree.value}`);
   check('tbView.totalShown() = tree total', (await ev(page, () => tbView.totalShown())) === tree.value);
   check('title set from <title>', (await page.textContent('#title')).length > 0, JSON.stringify(await page.textContent('#title')));
-  await page.screenshot({ path: path.join(shotsDir, `${shot}.png`) });
+  await B.shot(page, shot);
 
   // ---------------------------------------------------------------- thread selection
   for (const tid of threadIds.slice(0, 3)) {
@@ -314,7 +250,7 @@ async function run() {
     check('invert + thread: total = thread samples', (await totalShown(page)) === tree.thread_values[threadIds[0]][0]);
     check('invert + thread: draws nodes', (await ev(page, () => tbView.nodesDrawn())) > 0);
     if (expectedFn) check('invert + thread: search still counts', (await ev(page, (q) => tbView.search(q), expectedFn)) === matchCount(substr(expectedFn), threadIds[0]));
-    await page.screenshot({ path: path.join(shotsDir, `${shot}-inverted.png`) });
+    await B.shot(page, `${shot}-inverted`);
     await ev(page, () => tbView.search(''));
     await page.selectOption('#thread-select', '');
   }
@@ -340,17 +276,14 @@ async function run() {
     const loc = await ev(page, (q) => tbView.locate(q), expectedFn);
     if (loc) { await page.mouse.move(loc.x, loc.y); await page.waitForTimeout(100); }
   }
-  await page.screenshot({ path: path.join(shotsDir, `${shot}-dark.png`) });
+  await B.shot(page, `${shot}-dark`);
   await page.mouse.move(5, 5);
   const persisted = await ev(page, () => { try { return localStorage.getItem('tachyon-bpf.theme'); } catch (e) { return 'unavailable'; } });
   check('theme persisted in localStorage', persisted === 'dark', persisted);
   if (theme0 !== 'dark') await page.click('#theme');
 
   // ---------------------------------------------------------------- SVG export
-  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 15000 }), page.click('#export-svg')]);
-  const svgPath = path.join(shotsDir, `${shot}.svg`);
-  await dl.saveAs(svgPath);
-  const svg = fs.readFileSync(svgPath, 'utf8');
+  const svg = await B.download(page, '#export-svg', `${shot}.svg`);
   check('SVG export downloads an SVG document', svg.startsWith('<?xml') && svg.includes('<svg') && svg.trimEnd().endsWith('</svg>'), `${svg.length} bytes`);
   const parsed = await ev(page, (s) => {
     const d = new DOMParser().parseFromString(s, 'image/svg+xml');
@@ -369,9 +302,9 @@ async function run() {
   check('no <img>, extra <script> or inline handlers injected', dom.imgs === 0 && dom.scripts === 2 && dom.handlers === 0, JSON.stringify(dom));
 
   // ---------------------------------------------------------------- localStorage unavailable
-  const p2 = watch(await ctx.newPage());
+  const p2 = B.watch(await B.ctx.newPage());
   await p2.addInitScript(() => { Object.defineProperty(window, 'localStorage', { get() { throw new DOMException('denied', 'SecurityError'); } }); });
-  await open(pageUrl, p2);
+  await B.open(pagePath, { page: p2 });
   check('works without localStorage', (await ev(p2, () => document.body.dataset.ready)) === '1' && (await ev(p2, () => tbView.nodesDrawn())) > 0);
   await p2.click('#theme');
   check('theme toggles without localStorage', (await ev(p2, () => tbView.nodesDrawn())) > 0);
@@ -380,16 +313,16 @@ async function run() {
   // ---------------------------------------------------------------- data errors are shown
   const html = fs.readFileSync(pagePath, 'utf8');
   const bad = html.replace(/(<script type="application\/octet-stream" id="tb-data">)[^<]*(<\/script>)/, '$1eJzLSM3JyVcozy/KSQEAGgQEXQ$2');
-  const badPath = path.join(userDataDir, 'bad.html');
+  const badPath = path.join(B.userDataDir, 'bad.html');
   fs.writeFileSync(badPath, bad);
-  const p3 = await open(pathToFileURL(badPath).href);
+  const p3 = await B.open(badPath);
   const errShown = await ev(p3, () => ({ ready: document.body.dataset.ready, text: document.getElementById('error').textContent, visible: !document.getElementById('error').hidden }));
   check('corrupt data: visible error and data-ready=error', errShown.ready === 'error' && errShown.visible && errShown.text.length > 10, JSON.stringify(errShown.text.slice(0, 80)));
   await p3.close();
 
   // ---------------------------------------------------------------- the bare template (no data)
   if (flags.template) {
-    const p5 = await open(pathToFileURL(path.resolve(flags.template)).href);
+    const p5 = await B.open(flags.template);
     const st = await ev(p5, () => ({ ready: document.body.dataset.ready, visible: !document.getElementById('error').hidden, text: document.getElementById('error').textContent }));
     check('template without data: visible message, data-ready=error', st.ready === 'error' && st.visible && /no profile data/i.test(st.text), JSON.stringify(st.text.slice(0, 60)));
     await p5.setInputFiles('#error input[type=file]', jsonPath);
@@ -402,7 +335,7 @@ async function run() {
   if (flags.perf) {
     const times = [ready];
     for (let i = 0; i < 2 && Math.min(...times) > BUDGET_MS * 0.8; i++) {
-      const p4 = await open(pageUrl);
+      const p4 = await B.open(pagePath);
       times.push(await ev(p4, () => tbView.timings.firstRender));
       await p4.close();
     }
@@ -455,13 +388,6 @@ async function run() {
     await page.click('#ip-close');
     check('the close button hides it', !(await page.isVisible('#ipanel')));
   }
-
-  // ---------------------------------------------------------------- global conditions
-  const foreign = requests.filter((u) => !allowedPages.has(u) && !u.startsWith('data:') && !u.startsWith('blob:'));
-  check('no network requests besides the file:// page, data: and blob:', foreign.length === 0, foreign.slice(0, 5).join(' ') || `${requests.length} requests, all local`);
-  check('no console errors', consoleErrors.length === 0, consoleErrors.slice(0, 3).join(' | ') || undefined);
-  check('no page errors', pageErrors.length === 0, pageErrors.slice(0, 3).join(' | ') || undefined);
-  check('no dialogs opened', dialogs.length === 0, dialogs.join(' | ') || undefined);
 }
 
 /** Instructions panel checks (see the header). */
@@ -497,7 +423,7 @@ async function opcodeChecks(page) {
   const shown = rows.slice(0, dom.length);
   check(L('table rows in order with base names (\u2014 when the same), "specialized" badge exactly when name \u2260 base'), dom.length === Math.min(rows.length, 14) &&
     shown.every((r, i) => dom[i].text.startsWith(r.name) && dom[i].text.includes(r.name === r.base ? '\u2014' : r.base) && dom[i].badge.includes('specialized') === (r.name !== r.base)), `${dom.length} rows`);
-  for (const eo of flags.expectOps) {
+  for (const eo of flags.expectOp) {
     const [name, base] = eo.split('=');
     const i = rows.findIndex((r) => r.name === name);
     check(L(`${name} listed with base ${base} and the specialized badge`), i >= 0 && rows[i].base === base && rows[i].samples > 0 && (i >= dom.length || dom[i].badge.includes('specialized')), i >= 0 ? `${rows[i].samples} samples, ${pctOf(rows[i].share)}` : 'missing');
@@ -523,7 +449,7 @@ async function opcodeChecks(page) {
   }
   check(L('the selected frame is outlined (state.selected)'), (await ev(page, () => tbView.state().selected)) === opFn);
   await page.mouse.move(5, 5);
-  await page.screenshot({ path: path.join(shotsDir, `${opShot}.png`) });
+  await B.shot(page, `${opShot}`);
 
   // ---- a thread
   let tid = null;
@@ -574,12 +500,12 @@ async function opcodeChecks(page) {
       rows = await ev(page, () => tbView.instructionPanel());
       check(L(`thread ${tid}: all call paths (${fnNodes.length} nodes) = summed thread_opcodes`), sameRows(rows, e3.rows), `${rowsText(rows)} vs ${rowsText(e3.rows)}`);
       await ev(page, () => tbView.setScope('node'));
-      await page.screenshot({ path: path.join(shotsDir, `${opShot}-per-thread.png`) });
+      await B.shot(page, `${opShot}-per-thread`);
       // dark theme, thread selected, tooltip shown
       await page.click('#theme');
       const loc2 = await ev(page, (f) => tbView.locate(f), opFn);
       if (loc2) { await page.mouse.move(loc2.x, loc2.y); await page.waitForTimeout(120); }
-      await page.screenshot({ path: path.join(shotsDir, `${opShot}-dark.png`) });
+      await B.shot(page, `${opShot}-dark`);
       await page.mouse.move(5, 5);
       check(L('dark theme: panel and graph still drawn'), await page.isVisible('#ip-summary') && (await ev(page, () => tbView.nodesDrawn())) > 0);
       await page.click('#theme');
@@ -590,7 +516,7 @@ async function opcodeChecks(page) {
     }
   } else {
     await page.click('#theme');
-    await page.screenshot({ path: path.join(shotsDir, `${opShot}-dark.png`) });
+    await B.shot(page, `${opShot}-dark`);
     await page.click('#theme');
   }
   await page.mouse.click(700, 12);
@@ -640,11 +566,7 @@ async function opcodeChecks(page) {
   check('the Instructions button opens it again, selection kept', await page.isVisible('#ipanel') && (await page.textContent('#ip-head')).includes(opFn));
 }
 
-try {
+await runPageTest({ viewport: { width: 1500, height: 900 } }, flags.shots, async (b) => {
+  B = b;
   await run();
-} catch (e) {
-  check('test run completed', false, (e && e.stack ? e.stack : String(e)).split('\n').slice(0, 4).join(' / '));
-}
-await ctx.close().catch(() => {});
-fs.rmSync(userDataDir, { recursive: true, force: true });
-finish();
+});

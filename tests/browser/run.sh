@@ -1,104 +1,215 @@
 #!/usr/bin/env bash
-# Browser test of the flame graph page with Debian's chromium + playwright-core.
+# run.sh: the one driver of the browser tests: Debian's chromium through playwright-core
+# (tests/lib/browser-env.sh installs both), one page test per page (*.test.mjs on harness.mjs).
 #
-#   tests/browser/run.sh                          synthetic pages: realistic (hostile names,
-#                                                 3 threads) and a 100,000-node one (--perf)
-#   tests/browser/run.sh PAGE.html PROFILE.json [FUNCTION] [PAGE2.html PROFILE2.json [FUNCTION2] ...]
-#   TB_PAGE=x.html TB_JSON=x.json [TB_FUNC=name] tests/browser/run.sh
-#   tests/browser/run.sh --diff PAGE.html DIFF.json [--label L] [--expect CASE] [--diff PAGE2.html DIFF2.json ...]
-#                                                 differential pages (`tachyon-bpf diff ... -o x.html -o x.json`)
-#                                                 with diff.test.mjs; tests/browser/diff.sh makes real ones
-#   tests/browser/run.sh --opcodes PAGE.html PROFILE.json FUNCTION [--label L] [--thread-of CALLER]
-#                        [--expect-op NAME=BASE ...] [--expect-line N] [--opcodes PAGE2.html ...]
-#                                                 the whole page test plus the Instructions panel of
-#                                                 FUNCTION (opcodes, per thread with --thread-of);
-#                                                 tests/browser/opcodes.sh makes real captures
+#   tests/browser/run.sh SUITE [ARGS]
 #
-# A page may be one written by `tachyon-bpf -o x.html` (with the tree JSON from `-o x.json`
-# of the same capture) or built by make_page.py. Screenshots and the exported SVG go to
-# tests/browser/artifacts/. Budgets: TB_FIRST_RENDER_BUDGET_MS (2000), TB_INTERACTION_BUDGET_MS (500).
-set -euo pipefail
+#   synthetic   generated flame graph pages (gen_profile.py, make_page.py): "realistic" (hostile
+#               names, 3 threads in 2 processes, opcodes) with the bare-template checks, and a
+#               100,000-node one with the timing budgets
+#   real        pages of real captures (root: BPF): tests/workloads/threads.py (alpha_work) and
+#               hostile.py (Thread.run), with the timing budgets
+#   real PAGE.html PROFILE.json [FUNCTION] [PAGE2.html PROFILE2.json [FUNCTION2] ...]
+#               the same test on pages written by `tachyon-bpf -o x.html -o x.json`
+#   diff        differential pages: diffcase.py `baseline` vs `current` (slow_function faster,
+#               fast_function slower, medium_function gone, new_function new), and each against
+#               an empty capture (a sleeping process), through `tachyon-bpf diff`
+#   opcodes     the Instructions panel on captures of opcodes.py (hot: its HOT-LINE, specialized
+#               BINARY_OP_ADD_INT and LOAD_ATTR_INSTANCE_VALUE) and threads.py (burn, per thread)
+#   heatmap     source heatmap pages: a generated one from real code (gen_data.py: opcodes.py
+#               with real dis positions, a hostile file, files without source, a 20,000-line
+#               file) with the bare-template and broken-data checks, and a capture of opcodes.py
+#   heatmap PAGE.heatmap.html HEATMAP.json [FUNCTION] ...   the same test on given pages
+#   all         every suite above, one after the other
+#
+# Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
+# (2000), TB_INTERACTION_BUDGET_MS (500), TB_OPEN_BUDGET_MS (3000). The binary is rebuilt when a
+# page template is newer. Generated pages, JSONs and captures go to tests/browser/out/SUITE/,
+# screenshots and exported SVGs to tests/browser/artifacts/. Every line is "ok - ..." or
+# "FAIL - ..."; the last one is "N passed, N failed"; the exit status is non-zero on any failure.
+set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+bin=$repo/tachyon-bpf
+py=${TB_PYTHON:-/usr/bin/python3.11}
+suite=${1:-}
+[ $# -gt 0 ] && shift
+out=$here/out/$suite
+wl=$repo/tests/workloads
 
+STEPS_NAME="run.sh $suite"
+# shellcheck source=../lib/steps.sh
+. "$repo/tests/lib/steps.sh"
 # shellcheck source=../lib/browser-env.sh
 . "$repo/tests/lib/browser-env.sh"
-browser_env "$here"
 
-# Arguments (or TB_* variables) name the pages; without them, build synthetic ones.
-args=("$@")
-if [ ${#args[@]} -eq 0 ] && [ -n "${TB_PAGE:-}" ]; then
-	args=("$TB_PAGE" "${TB_JSON:?TB_JSON must name the JSON of TB_PAGE}")
-	[ -n "${TB_FUNC:-}" ] && args+=("$TB_FUNC")
-fi
-
-rc=0
-total_pass=0 total_fail=0
-run_one() { # [--script diff.test.mjs] test args...; accumulates the "N passed, N failed" lines
-	local out script=flamegraph.test.mjs
-	if [ "${1:-}" = --script ]; then script=$2; shift 2; fi
-	out=$(mktemp)
-	node "$here/$script" "$@" | tee "$out" || true
-	local last
-	last=$(tail -n 1 "$out")
-	rm -f "$out"
+# counted CMD...: runs CMD (output shown) and adds its closing "N passed, N failed" to the totals
+counted() {
+	local log last
+	log=$(mktemp)
+	"$@" | tee "$log"
+	last=$(tail -n 1 "$log")
+	rm -f "$log"
 	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		total_pass=$((total_pass + BASH_REMATCH[1]))
-		total_fail=$((total_fail + BASH_REMATCH[2]))
-		[ "${BASH_REMATCH[2]}" -eq 0 ] && [ "${BASH_REMATCH[1]}" -gt 0 ] || rc=1
+		pass=$((pass + BASH_REMATCH[1]))
+		fail=$((fail + BASH_REMATCH[2]))
+		[ "${BASH_REMATCH[1]}" -gt 0 ] || [ "${BASH_REMATCH[2]}" -gt 0 ] || bad "$* checked nothing"
 	else
-		total_fail=$((total_fail + 1))
-		rc=1
+		bad "$* did not report its totals"
 	fi
 }
 
-if [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = --opcodes ]; then
-	# groups: --opcodes PAGE JSON FUNCTION [options for flamegraph.test.mjs ...]
-	i=0
-	while [ $i -lt ${#args[@]} ]; do
-		[ "${args[$i]}" = --opcodes ] || { echo "run.sh: expected --opcodes, got ${args[$i]}" >&2; exit 2; }
-		page=${args[$((i + 1))]:-} json=${args[$((i + 2))]:-} fn=${args[$((i + 3))]:-}
-		[ -n "$page" ] && [ -n "$json" ] && [ -n "$fn" ] || { echo "run.sh: --opcodes needs PAGE.html PROFILE.json FUNCTION" >&2; exit 2; }
-		i=$((i + 4))
-		opts=()
-		while [ $i -lt ${#args[@]} ] && [ "${args[$i]}" != --opcodes ]; do opts+=("${args[$i]}"); i=$((i + 1)); done
-		has_label=0
-		for o in "${opts[@]}"; do [ "$o" = --label ] && has_label=1; done
-		[ $has_label -eq 1 ] || opts+=(--label opcodes)
-		run_one "$page" "$json" "$fn" --opcodes "$fn" --perf "${opts[@]}"
+# page_test TEST.test.mjs ARGS...: one page test
+page_test() {
+	local test=$1
+	shift
+	counted node "$here/$test" "$@"
+}
+
+# pages TEST [OPTION...] -- PAGE.html DATA.json [FUNCTION] ...: the test on each group, labelled
+# by the page's name
+pages() {
+	local test=$1 opts=() page json fn
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	while [ $# -gt 0 ]; do
+		page=$1 json=${2:-} fn=()
+		[ -n "$json" ] || { bad "$page needs its JSON"; finish; }
+		shift 2
+		if [ $# -gt 0 ] && [[ $1 != *.html ]]; then fn=("$1"); shift; fi
+		page_test "$test" "$page" "$json" "${fn[@]}" "${opts[@]}" --label "$(basename "$page" .html)"
 	done
-elif [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = --diff ]; then
-	# groups: --diff PAGE JSON [options for diff.test.mjs ...]
-	i=0
-	while [ $i -lt ${#args[@]} ]; do
-		[ "${args[$i]}" = --diff ] || { echo "run.sh: expected --diff, got ${args[$i]}" >&2; exit 2; }
-		page=${args[$((i + 1))]:-} json=${args[$((i + 2))]:-}
-		[ -n "$page" ] && [ -n "$json" ] || { echo "run.sh: --diff needs PAGE.html DIFF.json" >&2; exit 2; }
-		i=$((i + 3))
-		opts=()
-		while [ $i -lt ${#args[@]} ] && [ "${args[$i]}" != --diff ]; do opts+=("${args[$i]}"); i=$((i + 1)); done
-		run_one --script diff.test.mjs "$page" "$json" "${opts[@]}"
+}
+
+# The page templates are embedded at build time: rebuild when one is newer than the binary.
+need_binary() {
+	local t
+	for t in "$repo"/user/out/assets/*.html; do
+		if [ ! -x "$bin" ] || [ "$t" -nt "$bin" ]; then
+			step "make (templates embedded in the binary)" make -C "$repo" -s
+			break
+		fi
 	done
-elif [ ${#args[@]} -eq 0 ]; then
-	gen="$here/out"
-	mkdir -p "$gen"
-	python3 "$here/gen_profile.py" realistic "$gen/realistic.json"
-	python3 "$here/make_page.py" "$gen/realistic.json" "$gen/realistic.html" --title 'tachyon-bpf: synthetic <realistic> "3 threads"'
-	python3 "$here/gen_profile.py" big "$gen/big.json" --nodes 100000
-	python3 "$here/make_page.py" "$gen/big.json" "$gen/big.html" --title 'tachyon-bpf: synthetic 100k nodes'
-	run_one "$gen/realistic.html" "$gen/realistic.json" --template "$repo/user/out/assets/flamegraph.html"
-	run_one "$gen/big.html" "$gen/big.json" --perf --label big
-else
-	i=0
-	while [ $i -lt ${#args[@]} ]; do
-		page=${args[$i]} json=${args[$((i + 1))]:-}
-		[ -n "$json" ] || { echo "run.sh: $page needs its JSON" >&2; exit 2; }
-		i=$((i + 2))
-		fn=()
-		if [ $i -lt ${#args[@]} ] && [[ ${args[$i]} != *.html ]]; then fn=("${args[$i]}"); i=$((i + 1)); fi
-		run_one "$page" "$json" "${fn[@]}" --perf --label "$(basename "$page" .html)"
+	[ -x "$py" ] || { bad "python $py not found (set TB_PYTHON)"; finish; }
+}
+
+fresh_out() { rm -rf "$out" && mkdir -p "$out"; }
+quiet() { "$@" >/dev/null; }   # a workload that prints
+
+suite_synthetic() {
+	fresh_out
+	step "generate the realistic profile" python3 "$here/gen_profile.py" realistic "$out/realistic.json"
+	step "make its page" python3 "$here/make_page.py" "$out/realistic.json" "$out/realistic.html" \
+		--title 'tachyon-bpf: synthetic <realistic> "3 threads"'
+	step "generate a 100,000-node profile" python3 "$here/gen_profile.py" big "$out/big.json" --nodes 100000
+	step "make its page" python3 "$here/make_page.py" "$out/big.json" "$out/big.html" --title 'tachyon-bpf: synthetic 100k nodes'
+	page_test flamegraph.test.mjs "$out/realistic.html" "$out/realistic.json" --template "$repo/user/out/assets/flamegraph.html"
+	page_test flamegraph.test.mjs "$out/big.html" "$out/big.json" --perf --label big
+}
+
+suite_real() {
+	if [ $# -eq 0 ]; then
+		need_binary
+		fresh_out
+		step "capture threads.py (2 s at 499 Hz)" quiet "$bin" -q -r 499 -o "$out/threads.html" -o "$out/threads.json" -- \
+			"$py" "$wl/threads.py" 2
+		step "capture hostile.py (2 s at 499 Hz)" "$bin" -q -r 499 -o "$out/hostile.html" -o "$out/hostile.json" -- \
+			"$py" "$wl/hostile.py" 2
+		set -- "$out/threads.html" "$out/threads.json" alpha_work "$out/hostile.html" "$out/hostile.json" Thread.run
+	fi
+	pages flamegraph.test.mjs --perf -- "$@"
+}
+
+suite_diff() {
+	local rate=999 rounds=30 idle
+	need_binary
+	fresh_out
+	step "capture baseline ($rounds rounds at $rate Hz)" "$bin" -q -r "$rate" -o "$out/base.tbp" -- "$py" "$wl/diffcase.py" baseline "$rounds"
+	step "capture current" "$bin" -q -r "$rate" -o "$out/cur.tbp" -- "$py" "$wl/diffcase.py" current "$rounds"
+	# an empty profile: a Python process that only sleeps has no on-CPU sample
+	"$py" "$wl/idle.py" 10 &
+	idle=$!
+	sleep 0.5
+	step "capture an empty profile (a sleeping process)" "$bin" -q -r "$rate" -d 0.5 -p "$idle" -o "$out/empty.tbp"
+	kill "$idle" 2>/dev/null
+	wait "$idle" 2>/dev/null
+	step "tachyon-bpf diff baseline current" "$bin" diff "$out/base.tbp" "$out/cur.tbp" -o "$out/diff.html" -o "$out/diff.json"
+	step "tachyon-bpf diff baseline empty" "$bin" diff "$out/base.tbp" "$out/empty.tbp" -o "$out/empty-current.html" -o "$out/empty-current.json"
+	step "tachyon-bpf diff empty current" "$bin" diff "$out/empty.tbp" "$out/cur.tbp" -o "$out/empty-baseline.html" -o "$out/empty-baseline.json"
+	page_test diff.test.mjs "$out/diff.html" "$out/diff.json" --label diff --expect diffcase
+	page_test diff.test.mjs "$out/empty-current.html" "$out/empty-current.json" --label empty-current --expect empty-current
+	page_test diff.test.mjs "$out/empty-baseline.html" "$out/empty-baseline.json" --label empty-baseline --expect empty-baseline
+}
+
+suite_opcodes() {
+	local secs=2 hot_line
+	need_binary
+	fresh_out
+	step "capture opcodes.py ($secs s at 999 Hz)" "$bin" -q -r 999 -o "$out/op.html" -o "$out/op.json" -- "$py" "$wl/opcodes.py" "$secs"
+	step "capture threads.py ($secs s at 499 Hz)" quiet "$bin" -q -r 499 -o "$out/t.html" -o "$out/t.json" -- "$py" "$wl/threads.py" "$secs"
+	hot_line=$(grep -n 'HOT-LINE' "$wl/opcodes.py" | cut -d: -f1)
+	if [ -n "$hot_line" ]; then ok "HOT-LINE of opcodes.py is line $hot_line"; else bad "no HOT-LINE marker in opcodes.py"; fi
+	# the captures carry what the panel needs
+	if python3 - "$out/op.json" "$out/t.json" <<'PY'; then ok "the JSONs have opcodes, thread_opcodes, instructions and lines on hot / burn"; else bad "JSON content (see above)"; fi
+import json, sys
+def frames(n):
+    if n.get("kind") == "frame":
+        yield n
+    for c in n.get("children", []):
+        yield from frames(c)
+okay = True
+for path, fn in ((sys.argv[1], "hot"), (sys.argv[2], "burn")):
+    d = json.load(open(path))
+    ns = [n for n in frames(d["tree"]) if n["name"] == fn]
+    for k in ("opcodes", "thread_opcodes", "instructions", "lines"):
+        if not ns or not all(n.get(k) for n in ns):
+            print("  %s: %s nodes lack %r" % (path, fn, k))
+            okay = False
+sys.exit(0 if okay else 1)
+PY
+	page_test flamegraph.test.mjs "$out/op.html" "$out/op.json" hot --opcodes hot --perf --label opcodes \
+		--expect-op BINARY_OP_ADD_INT=BINARY_OP --expect-op LOAD_ATTR_INSTANCE_VALUE=LOAD_ATTR --expect-line "${hot_line:-0}"
+	page_test flamegraph.test.mjs "$out/t.html" "$out/t.json" burn --opcodes burn --perf --label opcodes-threads --thread-of alpha_work
+}
+
+suite_heatmap() {
+	local gpy=$py
+	if [ $# -eq 0 ]; then
+		fresh_out
+		# gen_data.py needs Python >= 3.11 (co_positions, adaptive disassembly)
+		"$gpy" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null ||
+			gpy=$(command -v python3.13 || command -v python3.12 || command -v python3.11 || echo python3)
+		step "generate a heatmap from real code ($gpy)" "$gpy" "$here/gen_data.py" "$out/realistic.json"
+		step "make its page" python3 "$here/make_page.py" "$out/realistic.json" "$out/realistic.html" \
+			--title 'tachyon-bpf heatmap: synthetic <opcodes.py> "2 s" & more'
+		page_test heatmap.test.mjs "$out/realistic.html" "$out/realistic.json" hot --template "$repo/user/out/assets/heatmap.html"
+		need_binary
+		step "capture opcodes.py (1.5 s at 999 Hz)" "$bin" -q -r 999 -o "$out/heat.heatmap.html" -o "$out/heat.heatmap.json" -- \
+			"$py" "$wl/opcodes.py" 1.5
+		set -- "$out/heat.heatmap.html" "$out/heat.heatmap.json"
+	fi
+	pages heatmap.test.mjs -- "$@"
+}
+
+suite_all() {
+	local s
+	for s in synthetic real diff opcodes heatmap; do
+		counted bash "$0" "$s"
 	done
+}
+
+case $suite in
+synthetic | real | diff | opcodes | heatmap | all) ;;
+*)
+	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|all [PAGE.html DATA.json [FUNCTION]]..." >&2
+	echo "0 passed, 1 failed"
+	exit 2
+	;;
+esac
+if [ "$suite" != all ]; then
+	browser_env "$here" || { bad "chromium, node and playwright-core (tests/lib/browser-env.sh)"; finish; }
 fi
-echo "screenshots: $here/artifacts/"
-echo "$total_pass passed, $total_fail failed"
-exit $rc
+"suite_$suite" "$@"
+echo "# screenshots: $here/artifacts/"
+finish

@@ -7,51 +7,24 @@
 // computed from it here, independently of the page. FUNCTION (a qualname) picks the file to look
 // at; without it, the file with the highest total. --template also checks the bare template
 // (size, placeholders) and pages with broken data (an error message, not a crash).
-// Runs Debian's /usr/bin/chromium headless through playwright-core, from file://, and fails on
-// any network request (other than the page itself, data: and blob:), console error, page error,
-// dialog or executed data. The last line printed is "N passed, N failed"; the exit status is
-// non-zero on any failure or when nothing ran.
-import { chromium } from 'playwright-core';
+// Runs through harness.mjs: headless chromium from file://; fails on any network request
+// (other than the pages opened, data: and blob:), console error, page error, dialog or executed
+// data. Screenshots: heatmap[-LABEL]-*.png in tests/browser/artifacts/. The last line printed is
+// "N passed, N failed"; the exit status is non-zero on any failure or when nothing ran.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { pathToFileURL } from 'node:url';
+import { J, check, finish, parseArgs, runPageTest, setLabel } from './harness.mjs';
 
 // ------------------------------------------------------------------ arguments
-const argv = process.argv.slice(2);
-const flags = { shots: null, label: null, template: null };
-const pos = [];
-for (let i = 0; i < argv.length; i++) {
-  if (argv[i] === '--shots') flags.shots = argv[++i];
-  else if (argv[i] === '--label') flags.label = argv[++i];
-  else if (argv[i] === '--template') flags.template = argv[++i];
-  else pos.push(argv[i]);
-}
+const { flags, pos } = parseArgs(process.argv.slice(2), { '--shots': 'value', '--label': 'value', '--template': 'value' }, 2,
+  'node heatmap.test.mjs PAGE.html HEATMAP.json [FUNCTION] [--shots DIR] [--label NAME] [--template TEMPLATE.html]');
 const [pagePath, jsonPath, fnArg] = pos;
-if (!pagePath || !jsonPath) {
-  console.error('usage: node heatmap.test.mjs PAGE.html HEATMAP.json [FUNCTION] [--shots DIR] [--label NAME] [--template TEMPLATE.html]');
-  console.log('0 passed, 1 failed');
-  process.exit(2);
-}
-const here = path.dirname(new URL(import.meta.url).pathname);
-const shots = flags.shots || path.join(here, 'artifacts');
 const label = flags.label || path.basename(pagePath, '.html');
-const shotName = (s) => path.join(shots, `heatmap-${flags.label ? flags.label + '-' : ''}${s}.png`);
-fs.mkdirSync(shots, { recursive: true });
-
-// ------------------------------------------------------------------ reporting
-let passed = 0, failed = 0;
-function check(name, ok, detail) {
-  if (ok) { passed++; console.log(`ok   - [${label}] ${name}${detail !== undefined ? ' (' + detail + ')' : ''}`); }
-  else { failed++; console.log(`FAIL - [${label}] ${name}${detail !== undefined ? ': ' + detail : ''}`); }
-  return ok;
-}
-function finish(code) {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(code !== undefined ? code : failed || !passed ? 1 : 0);
-}
-const J = (v) => JSON.stringify(v);
+setLabel(label);
+const shotName = (s) => `heatmap-${flags.label ? flags.label + '-' : ''}${s}`;
 const OPEN_BUDGET_MS = Number(process.env.TB_OPEN_BUDGET_MS || 3000);
 
 // ------------------------------------------------------------------ expected values from the JSON
@@ -89,27 +62,10 @@ const missing = files.filter((f) => !hasSrc(f));
 console.log(`# ${label}: ${files.length} files, target ${J(target.path)} line ${hottestLine(target)}, hostile ${hostile ? J(hostile.path) : 'none'}, ${missing.length} without source`);
 
 // ------------------------------------------------------------------ browser
-const exe = process.env.CHROMIUM || '/usr/bin/chromium';
-let browser;
-try { browser = await chromium.launch({ executablePath: exe, headless: true, args: ['--no-sandbox', '--disable-gpu'] }); }
-catch (e) { check(`launch ${exe}`, false, String(e.message).split('\n')[0]); finish(); }
-const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'light', deviceScaleFactor: 1 });
-const problems = { requests: [], console: [], errors: [], dialogs: [] };
-let allowedPage = '';
-context.on('request', (r) => {
-  const u = r.url();
-  if (u.startsWith('data:') || u.startsWith('blob:') || u.split('#')[0] === allowedPage) return;
-  problems.requests.push(u);
-});
+let B;   // the browser (harness.mjs launch)
 async function newPage(file) {
-  const page = await context.newPage();
-  allowedPage = pathToFileURL(path.resolve(file)).href;
-  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
-  page.on('pageerror', (e) => problems.errors.push(String(e && e.message)));
-  page.on('dialog', (d) => { problems.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   const t0 = Date.now();
-  await page.goto(allowedPage);
-  await page.waitForFunction(() => document.body.dataset.ready, null, { timeout: 15000 }).catch(() => {});
+  const page = await B.open(file, { timeout: 15000, lenient: true });
   return { page, ms: Date.now() - t0 };
 }
 const visibleRows = (page) => page.$$eval('.src-line', (rs) => rs.filter((r) => r.offsetParent !== null).map((r) => ({ line: +r.dataset.line, self: +(r.dataset.self || 0), total: +(r.dataset.total || 0), code: r.querySelector('.code').textContent, exp: r.classList.contains('exp'), heat: r.querySelector('.code').classList.contains('h') })));
@@ -158,7 +114,8 @@ async function checkLine(page, f, ln, how) {
   return spans;
 }
 
-try {
+await runPageTest({ viewport: { width: 1440, height: 900 }, colorScheme: 'light', deviceScaleFactor: 1 }, flags.shots, async (b) => {
+  B = b;
   // ================================================================ template + broken data
   if (flags.template) {
     const tpl = fs.readFileSync(flags.template, 'utf8');
@@ -181,7 +138,7 @@ try {
       const st = await page.evaluate(() => ({ ready: document.body.dataset.ready, msg: document.getElementById('error') && document.getElementById('error').offsetParent !== null ? document.getElementById('error').textContent : '' }));
       check(`broken data, ${name}: ready="error" with a visible message`, st.ready === 'error' && st.msg.trim().length > 10, J(st.msg.split('\n')[0]));
       if (name.startsWith('no data')) {
-        await page.screenshot({ path: shotName('error') });
+        await B.shot(page, shotName('error'));
         await page.setInputFiles('#error input[type=file]', jsonPath);
         await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 15000 }).catch(() => {});
         const n = await page.$$eval('#file-index [data-path]', (es) => es.length);
@@ -221,7 +178,7 @@ try {
   await page.fill('#file-filter', 'zz-no-such-file-zz');
   check('filter with no match hides all', (await page.$$eval('#file-index [data-path]', (es) => es.filter((e) => e.offsetParent !== null).length)) === 0);
   await page.fill('#file-filter', '');
-  await page.screenshot({ path: shotName('index-light') });
+  await B.shot(page, shotName('index-light'));
 
   // ---------------------------------------------------------------- target file
   const entry = await page.evaluateHandle((p) => [...document.querySelectorAll('#file-index [data-path]')].find((e) => e.dataset.path === p), target.path);
@@ -274,7 +231,7 @@ try {
   const hot = hottestLine(target);
   await checkLine(page, target, hot, 'click');
   await page.evaluate(() => window.tbHeat.selectInstruction(0));
-  await page.screenshot({ path: shotName('file-light') });
+  await B.shot(page, shotName('file-light'));
 
   // keyboard: j / k / Esc
   const selfLines = target.lines.filter((l) => l[1] > 0).map((l) => l[0]).sort((a, b) => a - b);
@@ -292,12 +249,12 @@ try {
   const th1 = await page.evaluate(() => document.documentElement.dataset.theme);
   check('theme toggle', th0 !== th1 && ['light', 'dark'].includes(th1), `${th0} -> ${th1}`);
   await page.evaluate((n) => { window.tbHeat.expandLine(n); window.tbHeat.selectInstruction(0); }, hot);
-  await page.screenshot({ path: shotName(`file-${th1}`) });
+  await B.shot(page, shotName(`file-${th1}`));
 
   await page.keyboard.press('Escape');
   const back = await page.evaluate(() => ({ fv: document.getElementById('file-view').offsetParent !== null, idx: document.getElementById('file-index').offsetParent !== null }));
   check('Esc goes back to the index', !back.fv && back.idx);
-  await page.screenshot({ path: shotName(`index-${th1}`) });
+  await B.shot(page, shotName(`index-${th1}`));
   await page.click('#theme-toggle');
   // keyboard in the index: j focuses the first entry, Enter opens it, Esc comes back
   await page.evaluate(() => document.activeElement && document.activeElement.blur());
@@ -322,7 +279,7 @@ try {
     // instruction names from the data: shown as text, matched exactly by data-name
     for (const ln of [...new Set((hostile.instructions || []).filter((r) => /[<>]/.test(String(r[2]) + String(r[3]))).map((r) => r[0]))]) await checkLine(page, hostile, ln, 'api');
     await page.evaluate((l) => window.tbHeat.expandLine(l), hh);
-    await page.screenshot({ path: shotName('hostile') });
+    await B.shot(page, shotName('hostile'));
   }
 
   // ---------------------------------------------------------------- non-ASCII lines: byte columns != string indices
@@ -351,7 +308,7 @@ try {
     check('missing source: sampled line numbers with their counts', J(mr.map((r) => [r.line, r.self, r.total])) === J(want.map((l) => [l[0], l[1], l[2]])), `${mr.length} lines`);
     const hl = hottestLine(f);
     if (hl) await checkLine(page, f, hl, 'api');
-    await page.screenshot({ path: shotName('missing') });
+    await B.shot(page, shotName('missing'));
   }
 
   // ---------------------------------------------------------------- a big file: time to open and re-render
@@ -376,11 +333,7 @@ try {
   // ---------------------------------------------------------------- a link to a file and line (#f=INDEX&l=LINE)
   {
     const f = hostile || target, i = data.files.indexOf(f), ln = hottestLine(f);
-    const p2 = await context.newPage();
-    p2.on('pageerror', (e) => problems.errors.push(String(e && e.message)));
-    p2.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
-    await p2.goto(allowedPage + `#f=${i}&l=${ln}`);
-    await p2.waitForFunction(() => document.body.dataset.ready, null, { timeout: 15000 }).catch(() => {});
+    const { page: p2 } = await newPage(pathToFileURL(path.resolve(pagePath)).href + `#f=${i}&l=${ln}`);
     const st = await p2.evaluate(() => ({ path: document.querySelector('#fv-path').title, exp: [...document.querySelectorAll('.src-line.exp')].map((r) => +r.dataset.line) }));
     check('#f=INDEX&l=LINE opens that file with that line expanded', st.path === f.path && J(st.exp) === J([ln]), J(st));
     await p2.close();
@@ -390,14 +343,4 @@ try {
   const sec = await page.evaluate(() => ({ pwned: typeof window.__pwned, imgs: document.querySelectorAll('img, iframe, object, embed, svg image').length, scripts: document.scripts.length, title: document.getElementById('title').textContent }));
   check('hostile data did not execute (window.__pwned undefined, no injected elements)', sec.pwned === 'undefined' && sec.imgs === 0 && sec.scripts === 2, J(sec));
   await page.close();
-} catch (e) {
-  check('test ran to completion', false, String((e && e.stack) || e).split('\n').slice(0, 3).join(' | '));
-} finally {
-  check('no network requests (other than the page, data:, blob:)', problems.requests.length === 0, problems.requests.slice(0, 3).join(', ') || undefined);
-  check('no console errors', problems.console.length === 0, problems.console.slice(0, 3).join(' | ') || undefined);
-  check('no page errors', problems.errors.length === 0, problems.errors.slice(0, 3).join(' | ') || undefined);
-  check('no dialogs', problems.dialogs.length === 0, problems.dialogs.slice(0, 3).join(' | ') || undefined);
-  await browser.close().catch(() => {});
-}
-console.log(`# screenshots: ${shots}`);
-finish();
+});
