@@ -372,8 +372,6 @@ static void rotate(const struct options *o, struct tb_sampler *s, struct tb_prof
 	fresh.limit = p->limit;
 	fresh.mode = p->mode;
 	fresh.no_gc = p->no_gc;
-	fresh.on_event = p->on_event;
-	fresh.event_ctx = p->event_ctx;
 	fresh.start_unix = (int64_t)time(NULL);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_target *t = &p->procs[i].target;
@@ -500,7 +498,7 @@ int main(int argc, char **argv)
 						      o.subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 				       .wall = o.mode == TB_MODE_WALL,
 				       .cgroup = o.cgroup[0] ? o.cgroup : NULL };
-	s = tb_sampler_open(&so, &prof, err, sizeof(err));
+	s = tb_sampler_open(&so, &prof, &watch, err, sizeof(err));
 	if (!s)
 		return die(err);
 	tb_watch_init(&watch, s, &prof, o.quiet);

@@ -191,7 +191,7 @@ static int open_sampler(struct top *t, char *err, size_t errlen)
 	t->prof.hz = t->o.hz;
 	t->prof.max_depth = TB_DEFAULT_DEPTH;
 	t->prof.mode = TB_MODE_CPU;
-	t->s = tb_sampler_open(&so, &t->prof, err, errlen);
+	t->s = tb_sampler_open(&so, &t->prof, &t->watch, err, errlen);
 	if (!t->s)
 		return -1;
 	tb_watch_init(&t->watch, t->s, &t->prof, 1);
