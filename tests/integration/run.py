@@ -455,13 +455,32 @@ def cgroup2_root():
     return None
 
 
-def test_container_isolation(pys):
+def remove_cgroup(cg):
+    """Kill what is left in a test cgroup, then remove it."""
+    time.sleep(0.3)
+    try:
+        with open(os.path.join(cg, "cgroup.procs")) as f:
+            for pid in f.read().split():
+                os.kill(int(pid), signal.SIGKILL)
+        time.sleep(0.3)
+        os.rmdir(cg)
+    except OSError:
+        pass
+
+
+def make_cgroup(pys, prefix):
+    """(python argv, name, directory) of a new test cgroup v2."""
     py = [argv for m, k, argv in pys if k == "debian-static"][0]
     root = cgroup2_root()
     assert root, "no cgroup2 mount"
-    name = "tb-it-%d" % os.getpid()
+    name = "%s-%d" % (prefix, os.getpid())
     cg = os.path.join(root, name)
     os.mkdir(cg)
+    return py, name, cg
+
+
+def test_container_isolation(pys):
+    py, name, cg = make_cgroup(pys, "tb-it")
     inside = outside = None
     try:
         script = "echo $$ > %s/cgroup.procs && exec unshare --pid --fork --mount-proc %s %s 8" % (
@@ -493,15 +512,47 @@ def test_container_isolation(pys):
                 p.kill()
                 p.wait()
         subprocess.run(["pkill", "-f", "%s/cgroup.procs" % cg])
-        time.sleep(0.3)
-        try:
-            with open(os.path.join(cg, "cgroup.procs")) as f:
-                for pid in f.read().split():
-                    os.kill(int(pid), signal.SIGKILL)
-            time.sleep(0.3)
-            os.rmdir(cg)
-        except OSError:
-            pass
+        remove_cgroup(cg)
+
+
+def test_cgroup_alone(pys):
+    """--cgroup / --container alone: every Python process in the cgroup, the
+    running ones and the ones started during the capture, none outside."""
+    py, name, cg = make_cgroup(pys, "tb-it-alone")
+    procs = []
+
+    def start_in_cgroup(secs):
+        script = "echo $$ > %s/cgroup.procs && exec %s %s %s" % (cg, " ".join(py), tb.workload("slices.py"), secs)
+        procs.append(subprocess.Popen(["sh", "-c", script]))
+        return procs[-1]
+    try:
+        results = []
+        for sel in (["--cgroup", cg], ["--container", name]):
+            running = start_in_cgroup(8)
+            outside = subprocess.Popen(py + [tb.workload("slices.py"), "8"])
+            procs.append(outside)
+            time.sleep(1.0)
+            proc, out = start_capture(["-d", "4", "-r", "499"] + sel, "cg-alone")
+            time.sleep(0.5)
+            later = start_in_cgroup(2)
+            data = finish_capture(proc, out)
+            funcs = functions_by_pid(data)
+            sampled = {p["pid"] for p in data["meta"]["processes"] if p["samples"] > 0}
+            assert "spin" in funcs.get(running.pid, ()), "running process %d missing: %s" % (running.pid, sampled)
+            assert "spin" in funcs.get(later.pid, ()), "process %d started later missing: %s" % (later.pid, sampled)
+            assert outside.pid not in sampled, "process outside the cgroup was profiled"
+            assert sampled == {running.pid, later.pid}, "processes: %s" % sampled
+            for p in procs:
+                p.kill()
+                p.wait()
+            procs.clear()
+            results.append("%s alone: running and later processes, not the outside one" % sel[0])
+        return "; ".join(results)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        remove_cgroup(cg)
 
 
 # ---- bad input --------------------------------------------------------------
@@ -590,7 +641,7 @@ def main():
             if only and only not in fn.__name__:
                 continue
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
-    for fn in (test_short_lived, test_versions_at_once, test_container_isolation):
+    for fn in (test_short_lived, test_versions_at_once, test_container_isolation, test_cgroup_alone):
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn, pys)

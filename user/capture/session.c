@@ -1,7 +1,7 @@
 /* session.c: one capture session for every command that samples (the
  * capture command, top): the table of sampling options (parsing and usage
  * lines), opening the sampler with the watch, attaching the targets (pids,
- * every Python process, a launched command), one step of the
+ * every Python process or a cgroup's, a launched command), one step of the
  * drain loop, whether the targets are done, and the end. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,9 +47,11 @@ static const struct optdef {
 	  "also profile the Python children of the targets" },
 	{ "cgroup", required_argument, O_CGROUP, BOTH, TB_SECT_TARGETS, "    --cgroup PATH",
 	  "only tasks of this cgroup v2 subtree (filtered in\n"
-	  "the kernel)" },
+	  "the kernel); alone: every Python process in it,\n"
+	  "also the ones started later" },
 	{ "container", required_argument, O_CONTAINER, BOTH, TB_SECT_TARGETS, "    --container ID",
-	  "only the container whose id or name starts with ID" },
+	  "only the container whose id or name starts with\n"
+	  "ID (its cgroup; alone: every Python process in it)" },
 	{ "duration", required_argument, 'd', BOTH, TB_SECT_SAMPLING, "-d, --duration SECONDS",
 	  "stop after SECONDS" },
 	{ "rate", required_argument, 'r', BOTH, TB_SECT_SAMPLING, "-r, --rate HZ",
@@ -215,8 +217,11 @@ int tb_session_check_targets(struct tb_session_opts *o, char **rest, char *err, 
 {
 	if (rest && *rest)
 		o->cmd = rest;
+	/* a cgroup alone: every Python process in it, running and started later */
+	if (o->cgroup[0] && !o->cmd && !o->npids)
+		o->all_python = 1;
 	if ((o->cmd != NULL) + (o->npids > 0) + o->all_python != 1)
-		return bad(err, errlen, "give exactly one of: -- CMD, -p PID, --all-python");
+		return bad(err, errlen, "give exactly one of: -- CMD, -p PID, --all-python (or only --cgroup / --container)");
 	return 0;
 }
 

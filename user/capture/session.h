@@ -1,7 +1,7 @@
 /* session.h: one capture session, shared by every command that samples
  * (the capture command and top): the sampling options and their parsing,
  * the sampler and the watch, the targets (pids, every Python process, a
- * launched command), one step of the drain loop, "are the
+ * cgroup, a launched command), one step of the drain loop, "are the
  * targets done", and the end. */
 #ifndef TB_SESSION_H
 #define TB_SESSION_H
@@ -60,7 +60,8 @@ void tb_session_usage(FILE *f, unsigned command, enum tb_session_section section
  * value (one line in err). */
 int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, size_t errlen);
 /* After the options: the remaining arguments are the command to launch.
- * Exactly one kind of target. 0 ok; -1 with one line in err. */
+ * Exactly one kind of target, or a cgroup alone (= every Python process in
+ * it). 0 ok; -1 with one line in err. */
 int tb_session_check_targets(struct tb_session_opts *o, char **rest, char *err, size_t errlen);
 
 struct tb_session {

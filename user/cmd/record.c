@@ -45,6 +45,7 @@ void tb_record_usage(FILE *f)
 		"usage: tachyon-bpf [record] [OPTIONS] -- CMD [ARGS...]\n"
 		"       tachyon-bpf [record] [OPTIONS] -p PID[,PID...]\n"
 		"       tachyon-bpf [record] [OPTIONS] --all-python\n"
+		"       tachyon-bpf [record] [OPTIONS] --cgroup PATH | --container ID\n"
 		"Samples the Python stacks of CPython 3.%d-3.%d processes from a BPF program\n"
 		"until Ctrl-C / SIGTERM, -d or the end of the targets, then writes the outputs.\n\n"
 		"Targets:\n", TB_PY_MIN_MINOR, TB_PY_MAX_MINOR);

@@ -33,8 +33,9 @@ struct top {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tachyon-bpf top [-p PID[,PID...] | --all-python | -- CMD [ARGS...]] [-r HZ]\n"
-		   "                       [--opcodes] [--window SECONDS] [-d SECONDS]\n"
+	fprintf(f, "usage: tachyon-bpf top [-p PID[,PID...] | --all-python | --cgroup PATH |\n"
+		   "                       -- CMD [ARGS...]] [-r HZ] [--opcodes] [--window SECONDS]\n"
+		   "                       [-d SECONDS]\n"
 		   "       tachyon-bpf --live ... (the same)\n"
 		   "Live view of the functions the targets run, refreshed every second.\n\n");
 	tb_session_usage(f, TB_FOR_TOP, TB_SECT_TARGETS);
