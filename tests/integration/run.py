@@ -1,12 +1,18 @@
 """Integration tests: profile real Python processes with the real BPF
 program, for every CPython present.  Prints one line per check and ends
 with "N passed, N failed"; exits non-zero on any failure or if nothing ran."""
+import fcntl
 import json
 import os
+import pty
+import re
+import select
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -555,6 +561,82 @@ def test_cgroup_alone(pys):
         remove_cgroup(cg)
 
 
+# ---- the command line ---------------------------------------------------------
+
+def test_version():
+    r = tb.run(["--version"])
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    m = re.fullmatch(r"tachyon-bpf (\S+) \(CPython 3\.(\d+)-3\.(\d+)\)\n", r.stdout)
+    assert m, "stdout %r" % r.stdout
+    lo, hi = int(m.group(2)), int(m.group(3))
+    assert ["3.%d" % v for v in range(lo, hi + 1)] == tb.EXPECTED, "range 3.%d-3.%d" % (lo, hi)
+    return r.stdout.strip()
+
+
+def test_live_is_top():
+    """--live is top: the same help, and the same live view in a terminal."""
+    live, top = tb.run(["--live", "--help"]), tb.run(["top", "--help"])
+    assert live.returncode == 0 and live.stdout == top.stdout and "Keys:" in live.stdout, live.stdout
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen([tb.BIN, "--live", "-r", "499", "-d", "3", "--", sys.executable,
+                             tb.workload("slices.py"), "10"], stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    os.close(slave)
+    screen = b""
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 10)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's last user is gone
+                break
+            if not chunk:
+                break
+            screen += chunk
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = screen.decode("utf-8", "replace")
+    assert proc.returncode == 0, "exit %s: %r" % (proc.returncode, text[-300:])
+    assert "spin (" in text and "Function (file:line)" in text, "screen: %r" % text[-600:]
+    m = re.search(r"top: (\d+) samples", text)
+    assert m and int(m.group(1)) > 100, "end line: %r" % text[-200:]
+    return "view with spin, %s samples" % m.group(1)
+
+
+def test_command_words():
+    """A first word that is no command means a command to run; after -- even
+    a command's name is one."""
+    d = tempfile.mkdtemp(prefix="tb-words-", dir=TMP)
+    r = tb.run(["-q", "-d", "5", sys.executable, tb.workload("slices.py"), "1"], cwd=d)
+    assert r.returncode == 0, r.stderr
+    pages = os.listdir(d)
+    assert len(pages) == 1 and pages[0].startswith("tachyon-bpf-") and pages[0].endswith(".html"), pages
+    bad = tb.run(["-o", os.path.join(d, "x.folded"), "--", "record"])
+    one_line_error(bad, "cannot run record")
+    return "%s %s -> %s; -- record is a command" % (os.path.basename(sys.executable), "slices.py", pages[0])
+
+
+def test_summary_rows():
+    rows = {}
+    for flag in ("--summary-rows", "--top"):
+        r = tb.run(["-r", "499", flag, "2", "-o", os.path.join(TMP, "rows.folded"), "--", sys.executable,
+                    tb.workload("slices.py"), "1"])
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.splitlines()
+        at = lines.index("  top functions by self samples:")
+        rows[flag] = [l for l in lines[at + 1:at + 4] if "% self" in l]
+        assert "BPF program:" in r.stderr, r.stderr
+    assert len(rows["--summary-rows"]) == 2 and len(rows["--top"]) == 2, rows
+    return "2 rows with --summary-rows 2 and with --top 2 (the old name)"
+
+
 # ---- bad input --------------------------------------------------------------
 
 def one_line_error(r, needle):
@@ -646,7 +728,8 @@ def main():
             continue
         check(fn.__name__, fn, pys)
     for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
-               test_not_root, test_bad_output, test_sigint_writes_output):
+               test_not_root, test_bad_output, test_sigint_writes_output, test_version, test_live_is_top,
+               test_command_words, test_summary_rows):
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn)
