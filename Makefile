@@ -27,7 +27,7 @@ LIB_OBJ  := $(filter-out $(SKEL_OBJ) $(MAIN_OBJ),$(OBJ)) $(B)/out/assets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all clean test unit lib vmlinux bench layers
+.PHONY: all clean test unit lib vmlinux bench layers FORCE
 all: tachyon-bpf
 
 $(B)/tachyon.bpf.o: bpf/tachyon.bpf.c include/tachyon.h vmlinux/vmlinux.h
@@ -44,6 +44,15 @@ $(B)/%.o: user/%.c
 
 $(SKEL_OBJ): override CFLAGS += -I$(B)
 $(SKEL_OBJ): $(B)/tachyon.skel.h
+
+# what --version prints: git describe at build time (VERSION=... overrides);
+# version.h is rewritten only when it changes, so main.o rebuilds only then
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(B)/version.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define TB_VERSION "$(VERSION)"' | cmp -s - $@ || echo '#define TB_VERSION "$(VERSION)"' > $@
+$(MAIN_OBJ): override CFLAGS += -I$(B)
+$(MAIN_OBJ): $(B)/version.h
 
 $(B)/out/assets.o: user/out/assets.S $(wildcard user/out/assets/*)
 	@mkdir -p $(@D)

@@ -462,7 +462,6 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 	tstate = find_tstate(s, proc->runtime_addr, tid);
 	if (!tstate) {
 		s->flags |= TB_F_NO_TSTATE;
-		count(TB_C_NO_TSTATE);
 	} else {
 		thread_status(s, proc, tstate);
 		if ((s->flags & TB_F_OFF_CPU) && s->gil) {
@@ -482,10 +481,6 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 		if (s->frame && !(s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME)))
 			s->flags |= TB_F_TRUNCATED; /* ran out of iterations */
 	}
-	if (s->flags & TB_F_TRUNCATED)
-		count(TB_C_TRUNCATED);
-	if (s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME))
-		count(TB_C_READ_ERROR);
 	submit(s);
 }
 

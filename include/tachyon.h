@@ -156,14 +156,13 @@ struct tb_thread {
 	__u32 ns_pid, ns_tid;          /* ids in the task's pid namespace (never change) */
 };
 
-/* Indexes of the counters array map. */
+/* Indexes of the counters array map. What the records themselves say (no
+ * thread state, truncated, read errors) is counted from their flags by the
+ * agent; these are what only the program sees. */
 enum tb_counter {
-	TB_C_SAMPLES = 0,  /* samples of profiled processes */
+	TB_C_SAMPLES = 0,  /* program runs on profiled threads (bench/run.sh reads it) */
 	TB_C_LOST,         /* ring buffer full */
-	TB_C_NO_TSTATE,    /* no thread state found */
-	TB_C_TRUNCATED,
-	TB_C_READ_ERROR,
-	TB_C_TSTATE_WALKS, /* thread-list walks (cache misses) */
+	TB_C_TSTATE_WALKS, /* thread-list walks (thread-state cache misses) */
 	TB_C_MAX,
 };
 

@@ -1,12 +1,18 @@
 """Integration tests: profile real Python processes with the real BPF
 program, for every CPython present.  Prints one line per check and ends
 with "N passed, N failed"; exits non-zero on any failure or if nothing ran."""
+import fcntl
 import json
 import os
+import pty
+import re
+import select
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -455,13 +461,32 @@ def cgroup2_root():
     return None
 
 
-def test_container_isolation(pys):
+def remove_cgroup(cg):
+    """Kill what is left in a test cgroup, then remove it."""
+    time.sleep(0.3)
+    try:
+        with open(os.path.join(cg, "cgroup.procs")) as f:
+            for pid in f.read().split():
+                os.kill(int(pid), signal.SIGKILL)
+        time.sleep(0.3)
+        os.rmdir(cg)
+    except OSError:
+        pass
+
+
+def make_cgroup(pys, prefix):
+    """(python argv, name, directory) of a new test cgroup v2."""
     py = [argv for m, k, argv in pys if k == "debian-static"][0]
     root = cgroup2_root()
     assert root, "no cgroup2 mount"
-    name = "tb-it-%d" % os.getpid()
+    name = "%s-%d" % (prefix, os.getpid())
     cg = os.path.join(root, name)
     os.mkdir(cg)
+    return py, name, cg
+
+
+def test_container_isolation(pys):
+    py, name, cg = make_cgroup(pys, "tb-it")
     inside = outside = None
     try:
         script = "echo $$ > %s/cgroup.procs && exec unshare --pid --fork --mount-proc %s %s 8" % (
@@ -493,15 +518,123 @@ def test_container_isolation(pys):
                 p.kill()
                 p.wait()
         subprocess.run(["pkill", "-f", "%s/cgroup.procs" % cg])
-        time.sleep(0.3)
-        try:
-            with open(os.path.join(cg, "cgroup.procs")) as f:
-                for pid in f.read().split():
-                    os.kill(int(pid), signal.SIGKILL)
-            time.sleep(0.3)
-            os.rmdir(cg)
-        except OSError:
-            pass
+        remove_cgroup(cg)
+
+
+def test_cgroup_alone(pys):
+    """--cgroup / --container alone: every Python process in the cgroup, the
+    running ones and the ones started during the capture, none outside."""
+    py, name, cg = make_cgroup(pys, "tb-it-alone")
+    procs = []
+
+    def start_in_cgroup(secs):
+        script = "echo $$ > %s/cgroup.procs && exec %s %s %s" % (cg, " ".join(py), tb.workload("slices.py"), secs)
+        procs.append(subprocess.Popen(["sh", "-c", script]))
+        return procs[-1]
+    try:
+        results = []
+        for sel in (["--cgroup", cg], ["--container", name]):
+            running = start_in_cgroup(8)
+            outside = subprocess.Popen(py + [tb.workload("slices.py"), "8"])
+            procs.append(outside)
+            time.sleep(1.0)
+            proc, out = start_capture(["-d", "4", "-r", "499"] + sel, "cg-alone")
+            time.sleep(0.5)
+            later = start_in_cgroup(2)
+            data = finish_capture(proc, out)
+            funcs = functions_by_pid(data)
+            sampled = {p["pid"] for p in data["meta"]["processes"] if p["samples"] > 0}
+            assert "spin" in funcs.get(running.pid, ()), "running process %d missing: %s" % (running.pid, sampled)
+            assert "spin" in funcs.get(later.pid, ()), "process %d started later missing: %s" % (later.pid, sampled)
+            assert outside.pid not in sampled, "process outside the cgroup was profiled"
+            assert sampled == {running.pid, later.pid}, "processes: %s" % sampled
+            for p in procs:
+                p.kill()
+                p.wait()
+            procs.clear()
+            results.append("%s alone: running and later processes, not the outside one" % sel[0])
+        return "; ".join(results)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        remove_cgroup(cg)
+
+
+# ---- the command line ---------------------------------------------------------
+
+def test_version():
+    r = tb.run(["--version"])
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    m = re.fullmatch(r"tachyon-bpf (\S+) \(CPython 3\.(\d+)-3\.(\d+)\)\n", r.stdout)
+    assert m, "stdout %r" % r.stdout
+    lo, hi = int(m.group(2)), int(m.group(3))
+    assert ["3.%d" % v for v in range(lo, hi + 1)] == tb.EXPECTED, "range 3.%d-3.%d" % (lo, hi)
+    return r.stdout.strip()
+
+
+def test_live_is_top():
+    """--live is top: the same help, and the same live view in a terminal."""
+    live, top = tb.run(["--live", "--help"]), tb.run(["top", "--help"])
+    assert live.returncode == 0 and live.stdout == top.stdout and "Keys:" in live.stdout, live.stdout
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen([tb.BIN, "--live", "-r", "499", "-d", "3", "--", sys.executable,
+                             tb.workload("slices.py"), "10"], stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    os.close(slave)
+    screen = b""
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 10)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's last user is gone
+                break
+            if not chunk:
+                break
+            screen += chunk
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = screen.decode("utf-8", "replace")
+    assert proc.returncode == 0, "exit %s: %r" % (proc.returncode, text[-300:])
+    assert "spin (" in text and "Function (file:line)" in text, "screen: %r" % text[-600:]
+    m = re.search(r"top: (\d+) samples", text)
+    assert m and int(m.group(1)) > 100, "end line: %r" % text[-200:]
+    return "view with spin, %s samples" % m.group(1)
+
+
+def test_command_words():
+    """A first word that is no command means a command to run; after -- even
+    a command's name is one."""
+    d = tempfile.mkdtemp(prefix="tb-words-", dir=TMP)
+    r = tb.run(["-q", "-d", "5", sys.executable, tb.workload("slices.py"), "1"], cwd=d)
+    assert r.returncode == 0, r.stderr
+    pages = os.listdir(d)
+    assert len(pages) == 1 and pages[0].startswith("tachyon-bpf-") and pages[0].endswith(".html"), pages
+    bad = tb.run(["-o", os.path.join(d, "x.folded"), "--", "record"])
+    one_line_error(bad, "cannot run record")
+    return "%s %s -> %s; -- record is a command" % (os.path.basename(sys.executable), "slices.py", pages[0])
+
+
+def test_summary_rows():
+    rows = {}
+    for flag in ("--summary-rows", "--top"):
+        r = tb.run(["-r", "499", flag, "2", "-o", os.path.join(TMP, "rows.folded"), "--", sys.executable,
+                    tb.workload("slices.py"), "1"])
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.splitlines()
+        at = lines.index("  top functions by self samples:")
+        rows[flag] = [l for l in lines[at + 1:at + 4] if "% self" in l]
+        assert "BPF program:" in r.stderr, r.stderr
+    assert len(rows["--summary-rows"]) == 2 and len(rows["--top"]) == 2, rows
+    return "2 rows with --summary-rows 2 and with --top 2 (the old name)"
 
 
 # ---- bad input --------------------------------------------------------------
@@ -590,12 +723,13 @@ def main():
             if only and only not in fn.__name__:
                 continue
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
-    for fn in (test_short_lived, test_versions_at_once, test_container_isolation):
+    for fn in (test_short_lived, test_versions_at_once, test_container_isolation, test_cgroup_alone):
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn, pys)
     for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
-               test_not_root, test_bad_output, test_sigint_writes_output):
+               test_not_root, test_bad_output, test_sigint_writes_output, test_version, test_live_is_top,
+               test_command_words, test_summary_rows):
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn)

@@ -1,6 +1,7 @@
 /* sampler.c: loads the embedded BPF program (libbpf skeleton), opens a
  * software cpu-clock perf event per online CPU in frequency mode, attaches
- * the program to each, and drains the ring buffer into the profile. */
+ * the program to each, and drains the ring buffer: stacks and wake-ups
+ * into the profile, process lifecycle records to the watch. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "capture/sampler.h"
+#include "capture/watch.h"
 #include "tachyon.skel.h"
 
 struct tb_sampler {
@@ -22,6 +24,7 @@ struct tb_sampler {
 	int *pfds;
 	int ncpus;
 	struct tb_profile *prof;
+	struct tb_watch *watch;
 };
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -34,8 +37,15 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct tb_sampler *s = ctx;
+	const struct tb_sample_hdr *h = data;
 
-	tb_profile_add_record(s->prof, data, size);
+	if (size >= sizeof(*h) &&
+	    (h->type == TB_REC_EXEC || h->type == TB_REC_FORK || h->type == TB_REC_EXIT)) {
+		if (s->watch)
+			tb_watch_record(s->watch, h);
+	} else {
+		tb_profile_add_record(s->prof, data, size); /* checks size and depth */
+	}
 	return 0;
 }
 
@@ -62,7 +72,7 @@ static const char *explain(int e)
 }
 
 struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
-				   char *err, size_t errlen)
+				   struct tb_watch *watch, char *err, size_t errlen)
 {
 	struct tb_sampler *s = calloc(1, sizeof(*s));
 	int rc;
@@ -70,6 +80,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	if (!s)
 		return NULL;
 	s->prof = prof;
+	s->watch = watch;
 	libbpf_set_print(silent_print);
 	s->skel = tachyon_bpf__open();
 	if (!s->skel) {

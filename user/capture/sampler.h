@@ -6,6 +6,7 @@
 #include "model/profile.h"
 
 struct tb_sampler;
+struct tb_watch;
 
 struct tb_sampler_opts {
 	unsigned hz;          /* sampling frequency per CPU */
@@ -21,9 +22,11 @@ struct tb_sampler_opts {
 };
 
 /* Load and verify the BPF program and attach it on every online CPU.
- * NULL with one line in err on failure (not root, no BPF, ...). */
+ * Records drained go to prof (stacks, wake-ups) and to watch (process
+ * exec, fork and exit; NULL: dropped). NULL with one line in err on
+ * failure (not root, no BPF, ...). */
 struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
-				   char *err, size_t errlen);
+				   struct tb_watch *watch, char *err, size_t errlen);
 /* Start sampling a discovered process. 0 ok. */
 int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t);
 /* Follow the children of pid (--subprocesses). */

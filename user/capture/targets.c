@@ -12,6 +12,7 @@
 #include "proc/cgroup.h"
 #include "cpython/discover.h"
 #include "proc/launch.h"
+#include "capture/clock.h"
 #include "capture/targets.h"
 
 static int register_target(struct tb_sampler *s, struct tb_profile *p, const struct tb_target *t,
@@ -74,19 +75,11 @@ int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char 
 	return n;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t pid,
 			      int timeout_ms, char *err, size_t errlen)
 {
 	struct tb_target *t = malloc(sizeof(*t));
-	double start = mono_s(), now;
+	double start = tb_mono_s(), now;
 	int rc = -1, status;
 
 	if (!t)
@@ -107,7 +100,7 @@ int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t 
 			rc = -1;
 			break;
 		}
-		now = mono_s();
+		now = tb_mono_s();
 		if (now - start >= timeout_ms / 1000.0)
 			break; /* err holds "not a Python process" */
 		if (now - start > 0.02)

@@ -7,25 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "lib/mem.h"
 #include "cpython/discover.h"
 #include "model/symbolize.h"
+#include "capture/clock.h"
 #include "capture/watch.h"
 
 #define GIVE_UP_NS (2000ull * 1000 * 1000)
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void add_pending(struct tb_watch *w, pid_t pid)
 {
-	uint64_t now = now_ns();
+	uint64_t now = tb_mono_ns();
 
 	for (uint32_t i = 0; i < w->npending; i++)
 		if (w->pending[i].pid == pid) {
@@ -50,10 +42,8 @@ static void on_fork(struct tb_watch *w, const struct tb_sample_hdr *h)
 	tb_profile_add_process(w->prof, &t);
 }
 
-static void on_event(void *ctx, const struct tb_sample_hdr *h)
+void tb_watch_record(struct tb_watch *w, const struct tb_sample_hdr *h)
 {
-	struct tb_watch *w = ctx;
-
 	switch (h->type) {
 	case TB_REC_EXEC:
 		add_pending(w, (pid_t)h->pid);
@@ -75,8 +65,6 @@ void tb_watch_init(struct tb_watch *w, struct tb_sampler *s, struct tb_profile *
 	w->sampler = s;
 	w->prof = p;
 	w->quiet = quiet;
-	p->on_event = on_event;
-	p->event_ctx = w;
 }
 
 static int try_discover(struct tb_watch *w, pid_t pid)
@@ -101,7 +89,7 @@ static int try_discover(struct tb_watch *w, pid_t pid)
 
 void tb_watch_poll(struct tb_watch *w)
 {
-	uint64_t now = now_ns();
+	uint64_t now = tb_mono_ns();
 	uint32_t keep = 0;
 
 	for (uint32_t i = 0; i < w->npending; i++) {
@@ -131,6 +119,5 @@ void tb_watch_free(struct tb_watch *w)
 {
 	free(w->pending);
 	free(w->exited);
-	w->prof->on_event = NULL;
 	memset(w, 0, sizeof(*w));
 }

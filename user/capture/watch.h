@@ -23,8 +23,12 @@ struct tb_watch {
 	int quiet;
 };
 
-/* Route the profile's lifecycle records to w. */
+/* Start watching for sampler s (which registers new processes) and the
+ * profile p (which gets their names and layouts). */
 void tb_watch_init(struct tb_watch *w, struct tb_sampler *s, struct tb_profile *p, int quiet);
+/* A lifecycle record from the sampler: TB_REC_EXEC (discover the new image),
+ * TB_REC_FORK (a child of a profiled process), TB_REC_EXIT. */
+void tb_watch_record(struct tb_watch *w, const struct tb_sample_hdr *h);
 /* Retry discovery of exec'd processes that are due; forget exited ones. */
 void tb_watch_poll(struct tb_watch *w);
 void tb_watch_free(struct tb_watch *w);

@@ -1,6 +1,14 @@
-/* commands.h: subcommands of tachyon-bpf that do not sample. */
+/* commands.h: the commands of tachyon-bpf, each in its own file; main.c
+ * dispatches to them with argv[0] the command's name. */
 #ifndef TB_COMMANDS_H
 #define TB_COMMANDS_H
+#include <stdio.h>
+
+/* tachyon-bpf [record] [OPTIONS] TARGET: sample, then write outputs (the
+ * default command) */
+int tb_cmd_record(int argc, char **argv);
+/* its usage text (also part of tachyon-bpf --help) */
+void tb_record_usage(FILE *f);
 
 /* tachyon-bpf render CAPTURE -o OUT... (argv[0] is "render") */
 int tb_cmd_render(int argc, char **argv);

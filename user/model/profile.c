@@ -405,11 +405,9 @@ int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
 	case TB_REC_WAKE:
 		on_wake(p, h);
 		break;
-	case TB_REC_EXEC:
+	case TB_REC_EXEC: /* process lifecycle: the watch's (capture/watch.c) */
 	case TB_REC_FORK:
 	case TB_REC_EXIT:
-		if (p->on_event)
-			p->on_event(p->event_ctx, h);
 		break;
 	default:
 		p->malformed++;

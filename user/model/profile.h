@@ -84,9 +84,6 @@ struct tb_profile {
 	enum tb_mode mode;
 	int no_gc;                 /* no synthetic <GC> frames */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
-	/* process lifecycle records (exec, fork, exit) go to the agent */
-	void (*on_event)(void *ctx, const struct tb_sample_hdr *h);
-	void *event_ctx;
 	uint64_t first_ns, last_ns;
 	/* capture settings, for writers */
 	unsigned hz;

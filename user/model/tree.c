@@ -160,14 +160,6 @@ static void add_instruction(struct tb_tnode *x, const struct tb_sframe *f, const
 	x->iv[x->niv++] = (struct tb_ival){ f->offset, f->opcode, f->has_opcode, *loc, count };
 }
 
-const struct tb_tval *tb_tree_tval(const struct tb_tnode *n, uint32_t thread)
-{
-	for (uint32_t i = 0; i < n->ntv; i++)
-		if (n->tv[i].thread == thread)
-			return &n->tv[i];
-	return NULL;
-}
-
 static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 {
 	const struct tb_profile *p = t->prof;

@@ -69,7 +69,5 @@ void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line);
  * significant for one thread (>= max(1, 0.1% of its Python samples)). */
 void tb_tree_prune(struct tb_tree *t, double min_fraction);
 void tb_tree_free(struct tb_tree *t);
-/* The thread's values on a node (NULL: none). */
-const struct tb_tval *tb_tree_tval(const struct tb_tnode *n, uint32_t thread);
 
 #endif

@@ -160,27 +160,3 @@ int tb_elf_find_version_string(struct tb_elf *e, unsigned minor_wanted, unsigned
 	return -1;
 }
 
-int tb_elf_needs(struct tb_elf *e, const char *part)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize && i < 4096; i++) {
-			GElf_Dyn dyn;
-			const char *s;
-
-			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
-				continue;
-			s = elf_strptr(e->elf, sh.sh_link, dyn.d_un.d_val);
-			if (s && strstr(s, part))
-				return 1;
-		}
-	}
-	return 0;
-}

@@ -22,7 +22,5 @@ int tb_elf_section(struct tb_elf *e, const char *name, uint64_t *addr, uint64_t 
 /* Find a "3.X.Y" PY_VERSION string in .rodata (for 3.10, which has no
  * Py_Version). Writes PY_VERSION_HEX-style major/minor/micro; 0 when found. */
 int tb_elf_find_version_string(struct tb_elf *e, unsigned minor_wanted, unsigned *micro);
-/* Does the dynamic section list a NEEDED entry containing `part`? */
-int tb_elf_needs(struct tb_elf *e, const char *part);
 
 #endif

@@ -1,0 +1,404 @@
+/* session.c: one capture session for every command that samples (the
+ * capture command, top): the table of sampling options (parsing and usage
+ * lines), opening the sampler with the watch, attaching the targets (pids,
+ * every Python process or a cgroup's, a launched command), one step of the
+ * drain loop, whether the targets are done, and the end. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "lib/cli.h"
+#include "proc/cgroup.h"
+#include "proc/launch.h"
+#include "capture/clock.h"
+#include "capture/targets.h"
+#include "capture/session.h"
+
+/* young processes import modules whose code objects are freed right after
+ * they run: drain often for this long after a new one is found */
+#define YOUNG_S 2.0
+/* how often thread names are read and the targets checked */
+#define CHECK_EVERY_S 0.2
+
+enum {
+	O_SUBPROC = 256, O_CGROUP, O_CONTAINER, O_DEPTH, O_OPCODES, O_NOOP, O_MODE, O_NOGC, O_RB,
+	O_CPU, O_FLOOR, O_BENCHWALK,
+};
+
+#define BOTH (TB_FOR_RECORD | TB_FOR_TOP)
+
+static const struct optdef {
+	const char *name;
+	int has_arg, key;
+	unsigned commands;                /* TB_FOR_* */
+	enum tb_session_section section;
+	const char *usage;                /* left column of the usage text */
+	const char *help;                 /* right column, '\n' continues it */
+} optdefs[] = {
+	{ "pid", required_argument, 'p', BOTH, TB_SECT_TARGETS, "-p, --pid PID[,PID...]",
+	  "profile running processes" },
+	{ "all-python", no_argument, 'a', BOTH, TB_SECT_TARGETS, "-a, --all-python",
+	  "every Python process, also the ones started later" },
+	{ "subprocesses", no_argument, O_SUBPROC, BOTH, TB_SECT_TARGETS, "    --subprocesses",
+	  "also profile the Python children of the targets" },
+	{ "cgroup", required_argument, O_CGROUP, BOTH, TB_SECT_TARGETS, "    --cgroup PATH",
+	  "only tasks of this cgroup v2 subtree (filtered in\n"
+	  "the kernel); alone: every Python process in it,\n"
+	  "also the ones started later" },
+	{ "container", required_argument, O_CONTAINER, BOTH, TB_SECT_TARGETS, "    --container ID",
+	  "only the container whose id or name starts with\n"
+	  "ID (its cgroup; alone: every Python process in it)" },
+	{ "duration", required_argument, 'd', BOTH, TB_SECT_SAMPLING, "-d, --duration SECONDS",
+	  "stop after SECONDS" },
+	{ "rate", required_argument, 'r', BOTH, TB_SECT_SAMPLING, "-r, --rate HZ",
+	  "samples per second per CPU (default 99, max 20000)" },
+	{ "max-depth", required_argument, O_DEPTH, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --max-depth N",
+	  "deepest stack recorded (default 128, max 1024)" },
+	{ "opcodes", no_argument, O_OPCODES, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --opcodes",
+	  "read the executing opcode of every frame, not only the\n"
+	  "innermost one (kept per node: which CALL form each caller runs)" },
+	{ "no-opcodes", no_argument, O_NOOP, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --no-opcodes",
+	  "do not read opcode bytes at all" },
+	{ "mode", required_argument, O_MODE, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --mode MODE",
+	  "cpu (on-CPU samples, default), wall (also time off\n"
+	  "CPU, weighted), gil (GIL holders only), exception\n"
+	  "(only while an exception is being handled)" },
+	{ "no-gc", no_argument, O_NOGC, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --no-gc",
+	  "no synthetic <GC> frames for samples during a collection" },
+	{ "ringbuf-mb", required_argument, O_RB, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --ringbuf-mb N",
+	  "ring buffer size in MiB (default 4)" },
+	{ "cpu", required_argument, O_CPU, TB_FOR_RECORD, TB_SECT_BENCH, "    --cpu N",
+	  "sample only on CPU N" },
+	{ "bench-floor", no_argument, O_FLOOR, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-floor",
+	  "attach an empty program instead (the pid filter only)" },
+	{ "bench-walk", required_argument, O_BENCHWALK, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-walk 0|1",
+	  "1: walk the frames without reading their code objects" },
+};
+
+#define NOPTDEFS (sizeof(optdefs) / sizeof(optdefs[0]))
+
+_Static_assert(O_BENCHWALK < TB_SESSION_OPT_END, "session option keys overlap the commands'");
+
+void tb_session_opts_init(struct tb_session_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->hz = 99;
+	o->max_depth = TB_DEFAULT_DEPTH;
+	o->ringbuf_mb = 4;
+	o->mode = TB_MODE_CPU;
+	o->cpu = -1;
+}
+
+void tb_session_longopts(unsigned command, const struct option *own, size_t nown,
+			 struct option *longs, size_t room)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nown && n + 1 < room; i++)
+		longs[n++] = own[i];
+	for (size_t i = 0; i < NOPTDEFS && n + 1 < room; i++)
+		if (optdefs[i].commands & command)
+			longs[n++] = (struct option){ optdefs[i].name, optdefs[i].has_arg, NULL, optdefs[i].key };
+	longs[n] = (struct option){ 0, 0, 0, 0 };
+}
+
+void tb_session_usage(FILE *f, unsigned command, enum tb_session_section section)
+{
+	for (size_t i = 0; i < NOPTDEFS; i++) {
+		const char *h = optdefs[i].help, *nl;
+
+		if (!(optdefs[i].commands & command) || optdefs[i].section != section)
+			continue;
+		fprintf(f, "  %-24s ", optdefs[i].usage);
+		while ((nl = strchr(h, '\n'))) {
+			fprintf(f, "%.*s\n%27s", (int)(nl - h), h, "");
+			h = nl + 1;
+		}
+		fprintf(f, "%s\n", h);
+	}
+}
+
+static int bad(char *err, size_t errlen, const char *msg)
+{
+	snprintf(err, errlen, "%s", msg);
+	return -1;
+}
+
+/* a positive number of seconds */
+static int parse_seconds(const char *arg, double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	return *end || end == arg || !(*out > 0) ? -1 : 0;
+}
+
+int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, size_t errlen)
+{
+	unsigned v;
+
+	switch (key) {
+	case 'p':
+		if (tb_parse_pids(arg, o->pids, &o->npids, TB_SESSION_MAX_PIDS))
+			return bad(err, errlen, "-p takes a comma-separated list of process ids");
+		break;
+	case 'a':
+		o->all_python = 1;
+		break;
+	case O_SUBPROC:
+		o->subprocesses = 1;
+		break;
+	case O_CGROUP:
+	case O_CONTAINER:
+		if ((key == O_CGROUP ? tb_cgroup_resolve : tb_container_resolve)(
+			    arg, o->cgroup, sizeof(o->cgroup), err, errlen))
+			return -1;
+		break;
+	case 'd':
+		if (parse_seconds(arg, &o->duration))
+			return bad(err, errlen, "-d takes a positive number of seconds");
+		break;
+	case 'r':
+		if (tb_parse_uint(arg, 1, 20000, &o->hz))
+			return bad(err, errlen, "-r takes a rate from 1 to 20000 Hz");
+		break;
+	case O_DEPTH:
+		if (tb_parse_uint(arg, 1, TB_MAX_FRAMES, &o->max_depth))
+			return bad(err, errlen, "--max-depth takes a depth from 1 to 1024");
+		break;
+	case O_OPCODES:
+		o->opcodes = 1;
+		break;
+	case O_NOOP:
+		o->opcodes = -1;
+		break;
+	case O_MODE:
+		if (!strcmp(arg, "cpu"))
+			o->mode = TB_MODE_CPU;
+		else if (!strcmp(arg, "wall"))
+			o->mode = TB_MODE_WALL;
+		else if (!strcmp(arg, "gil"))
+			o->mode = TB_MODE_GIL;
+		else if (!strcmp(arg, "exception"))
+			o->mode = TB_MODE_EXCEPTION;
+		else
+			return bad(err, errlen, "--mode takes cpu, wall, gil or exception");
+		break;
+	case O_NOGC:
+		o->no_gc = 1;
+		break;
+	case O_RB:
+		if (tb_parse_uint(arg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
+			return bad(err, errlen, "--ringbuf-mb takes a power of two from 1 to 1024");
+		break;
+	case O_CPU:
+		if (tb_parse_uint(arg, 0, 4095, &v))
+			return bad(err, errlen, "--cpu takes a CPU number");
+		o->cpu = (int)v;
+		break;
+	case O_FLOOR:
+		o->floor = 1;
+		break;
+	case O_BENCHWALK:
+		if (tb_parse_uint(arg, 0, 1, &o->bench_walk))
+			return bad(err, errlen, "--bench-walk takes 0 or 1");
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+int tb_session_check_targets(struct tb_session_opts *o, char **rest, char *err, size_t errlen)
+{
+	if (rest && *rest)
+		o->cmd = rest;
+	/* a cgroup alone: every Python process in it, running and started later */
+	if (o->cgroup[0] && !o->cmd && !o->npids)
+		o->all_python = 1;
+	if ((o->cmd != NULL) + (o->npids > 0) + o->all_python != 1)
+		return bad(err, errlen, "give exactly one of: -- CMD, -p PID, --all-python (or only --cgroup / --container)");
+	return 0;
+}
+
+void tb_session_init(struct tb_session *s, const struct tb_session_opts *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	tb_profile_init(&s->prof);
+	s->prof.hz = o->hz;
+	s->prof.max_depth = o->max_depth;
+	s->prof.mode = o->mode;
+	s->prof.no_gc = o->no_gc;
+}
+
+/* The command's stdin, stdout and stderr on /dev/null: top's view would be
+ * torn by its output. */
+static pid_t launch_detached(char **cmd, char *err, size_t errlen)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), saved[3];
+	pid_t pid;
+
+	if (null < 0)
+		return tb_launch(cmd, err, errlen);
+	for (int fd = 0; fd < 3; fd++) {
+		saved[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		dup2(null, fd);
+	}
+	pid = tb_launch(cmd, err, errlen);
+	for (int fd = 0; fd < 3; fd++) {
+		if (saved[fd] >= 0) {
+			dup2(saved[fd], fd);
+			close(saved[fd]);
+		}
+	}
+	close(null);
+	return pid;
+}
+
+static int attach_targets(struct tb_session *s, char *err, size_t errlen)
+{
+	const struct tb_session_opts *o = s->o;
+	const char *cgroup = o->cgroup[0] ? o->cgroup : NULL;
+	pid_t child;
+
+	for (int i = 0; i < o->npids; i++)
+		if (tb_target_attach(s->sampler, &s->prof, o->pids[i], err, errlen))
+			return -1;
+	if (o->all_python && tb_target_attach_all(s->sampler, &s->prof, cgroup, o->quiet) == 0 && !o->quiet)
+		fprintf(stderr, "tachyon-bpf: no Python process is running yet%s: waiting for new ones\n",
+			cgroup ? " in the cgroup" : "");
+	if (!o->cmd)
+		return 0;
+	if (o->subprocesses)
+		tb_sampler_follow(s->sampler, getpid()); /* so the command and its children are followed from fork */
+	child = o->detach_stdio ? launch_detached(o->cmd, err, errlen) : tb_launch(o->cmd, err, errlen);
+	if (child < 0)
+		return -1;
+	s->child = child;
+	/* with --subprocesses the exec of the command is reported like any other */
+	if (!o->subprocesses && tb_target_attach_launched(s->sampler, &s->prof, child, 10000, err, errlen))
+		return -1;
+	return 0;
+}
+
+int tb_session_start(struct tb_session *s, char *err, size_t errlen)
+{
+	const struct tb_session_opts *o = s->o;
+	struct tb_sampler_opts so = {
+		.hz = o->hz, .max_depth = o->max_depth, .ringbuf_mb = o->ringbuf_mb,
+		.read_opcodes = o->opcodes < 0 ? 0 : o->opcodes > 0 ? 2 : 1,
+		.bench_walk = (int)o->bench_walk, .cpu = o->cpu, .floor = o->floor,
+		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
+		.wall = o->mode == TB_MODE_WALL,
+		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
+	};
+
+	if (geteuid() != 0)
+		return bad(err, errlen, "must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON");
+	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
+	signal(SIGPIPE, SIG_IGN);
+	s->sampler = tb_sampler_open(&so, &s->prof, &s->watch, err, errlen);
+	if (!s->sampler)
+		return -1;
+	tb_watch_init(&s->watch, s->sampler, &s->prof, o->quiet);
+	if (attach_targets(s, err, errlen)) {
+		tb_session_close(s);
+		return -1;
+	}
+	if (o->subprocesses)
+		for (uint32_t i = 0; i < s->prof.nprocs; i++)
+			tb_sampler_follow(s->sampler, s->prof.procs[i].target.pid);
+	s->names_at = tb_mono_s();
+	s->fast_until = s->names_at + YOUNG_S;
+	s->discovered = s->watch.discovered;
+	return 0;
+}
+
+int tb_pid_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static int any_alive(const struct tb_profile *p)
+{
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		if (tb_pid_alive(p->procs[i].target.pid))
+			return 1;
+	return 0;
+}
+
+void tb_session_step(struct tb_session *s, int wait_ms)
+{
+	const struct tb_session_opts *o = s->o;
+	double now = tb_mono_s();
+
+	if (s->watch.npending && wait_ms > 2)
+		wait_ms = 2;
+	else if (now < s->fast_until && wait_ms > 4)
+		wait_ms = 4;
+	tb_sampler_poll(s->sampler, wait_ms);
+	tb_watch_poll(&s->watch);
+	now = tb_mono_s();
+	if (s->watch.discovered != s->discovered) {
+		s->discovered = s->watch.discovered;
+		s->fast_until = now + YOUNG_S;
+	}
+	if (s->child > 0 && tb_child_exited(s->child, &s->child_status)) {
+		s->child = 0;
+		s->done = 1;
+	}
+	if (now - s->names_at >= CHECK_EVERY_S) {
+		s->names_at = now;
+		tb_profile_read_thread_names(&s->prof, 1);
+		/* pids given: done when every one is gone (new ones come only
+		 * with every Python process or --subprocesses) */
+		if (!o->cmd && !o->all_python && !o->subprocesses && !any_alive(&s->prof))
+			s->done = 1;
+	}
+}
+
+void tb_session_settle(struct tb_session *s)
+{
+	tb_profile_finish(&s->prof, tb_mono_ns());
+	tb_profile_read_thread_names(&s->prof, 0); /* threads that got their name late */
+	s->prof.lost = tb_session_counter(s, TB_C_LOST) - s->prof.lost_base;
+}
+
+void tb_session_finish(struct tb_session *s)
+{
+	tb_sampler_poll(s->sampler, 0); /* what is already in the ring */
+	tb_watch_poll(&s->watch);
+	tb_session_settle(s);
+}
+
+void tb_session_close(struct tb_session *s)
+{
+	if (s->sampler) {
+		tb_watch_free(&s->watch);
+		tb_sampler_close(s->sampler);
+		s->sampler = NULL;
+	}
+	if (s->child > 0) {
+		if (!tb_child_exited(s->child, &s->child_status)) {
+			kill(s->child, SIGTERM);
+			waitpid(s->child, &s->child_status, 0);
+		}
+		s->child = 0;
+	}
+}
+
+void tb_session_free(struct tb_session *s)
+{
+	tb_session_close(s);
+	tb_profile_free(&s->prof);
+}
+
+uint64_t tb_session_counter(const struct tb_session *s, int idx)
+{
+	return s->sampler ? tb_sampler_counter(s->sampler, idx) : 0;
+}
