@@ -9,6 +9,7 @@
 #include <zlib.h>
 #include "lib/hashmap.h"
 #include "lib/mem.h"
+#include "lib/utf8.h"
 #include "model/functab.h"
 #include "out/format.h"
 
@@ -177,39 +178,20 @@ static void functions(struct ctx *c, struct tb_buf *out)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid (protobuf
+/* A string_table entry, invalid UTF-8 bytes replaced by U+FFFD (protobuf
  * strings must be UTF-8; names come from the targets). */
-static int utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
-			return 0;
-		return 3;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80 ||
-		    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
-/* A string_table entry, invalid UTF-8 bytes replaced by U+FFFD. */
 static void string_entry(struct tb_buf *out, struct tb_buf *tmp, const char *str)
 {
 	const unsigned char *u = (const unsigned char *)str;
 
 	tmp->n = 0;
 	while (*u) {
-		int n = utf8_len(u);
+		int n = tb_utf8_len_z(u);
 
-		tb_buf_put(tmp, n ? (const void *)u : "\xef\xbf\xbd", n ? (size_t)n : 3);
+		if (n)
+			tb_buf_put(tmp, u, (size_t)n);
+		else
+			tb_buf_put(tmp, TB_UTF8_REPLACEMENT, sizeof(TB_UTF8_REPLACEMENT) - 1);
 		u += n ? n : 1;
 	}
 	field_bytes(out, P_STRING_TABLE, tmp->d, tmp->n);
