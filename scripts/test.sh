@@ -72,6 +72,7 @@ counted python-thread-names bash tests/pythreads/check.sh
 counted browser-diff bash tests/browser/diff.sh
 counted browser-opcodes bash tests/browser/opcodes.sh
 counted top bash tests/top/run.sh
+counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 
 # browser: synthetic pages (incl. 100,000 nodes), then pages of real captures
