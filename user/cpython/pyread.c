@@ -2,41 +2,9 @@
  * nothing: lengths are capped, kinds checked, code points validated. */
 #include <stdlib.h>
 #include <string.h>
+#include "lib/utf8.h"
 #include "proc/procmem.h"
 #include "cpython/pyread.h"
-
-void tb_utf8_put(char *out, size_t outlen, size_t *pos, uint32_t cp)
-{
-	unsigned char b[4];
-	size_t n;
-
-	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		cp = 0xfffd;
-	if (cp < 0x80) {
-		b[0] = (unsigned char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		b[0] = (unsigned char)(0xc0 | (cp >> 6));
-		b[1] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (unsigned char)(0xe0 | (cp >> 12));
-		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		b[2] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		b[0] = (unsigned char)(0xf0 | (cp >> 18));
-		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	if (*pos + n >= outlen)
-		return;
-	memcpy(out + *pos, b, n);
-	*pos += n;
-	out[*pos] = '\0';
-}
 
 int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out, size_t outlen)
 {
@@ -72,7 +40,9 @@ int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out
 		return -1;
 	}
 	for (uint64_t i = 0; i < length; i++) {
+		unsigned char utf8[4];
 		uint32_t cp;
+		int n;
 
 		if (kind == 1)
 			cp = data[i];
@@ -80,8 +50,13 @@ int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out
 			cp = (uint32_t)data[2 * i] | (uint32_t)data[2 * i + 1] << 8;
 		else
 			memcpy(&cp, data + 4 * i, 4);
-		tb_utf8_put(out, outlen, &pos, cp);
+		n = tb_utf8_encode(cp, utf8);
+		if (pos + (size_t)n >= outlen)
+			break; /* truncated at a whole character */
+		memcpy(out + pos, utf8, (size_t)n);
+		pos += (size_t)n;
 	}
+	out[pos] = '\0';
 	free(data);
 	return 0;
 }

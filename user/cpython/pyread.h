@@ -9,13 +9,11 @@
 #define TB_MAX_NAME_CHARS 1024      /* longest str read (code points) */
 #define TB_MAX_LINETABLE (1u << 20) /* longest line table read (bytes) */
 
-/* Read a str object as UTF-8 into out (NUL-terminated, truncated to outlen;
- * invalid code points become U+FFFD). 0 on success. */
+/* Read a str object as UTF-8 into out (NUL-terminated, truncated to outlen
+ * at a whole character; invalid code points become U+FFFD). 0 on success. */
 int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out, size_t outlen);
 /* Read a bytes object; *out is malloc'ed. 0 on success. */
 int tb_read_pybytes(pid_t pid, const struct tb_layout *l, uint64_t addr, size_t max,
 		    unsigned char **out, size_t *len);
-/* Append code point cp as UTF-8 to out at *pos (bounded by outlen-1). */
-void tb_utf8_put(char *out, size_t outlen, size_t *pos, uint32_t cp);
 
 #endif

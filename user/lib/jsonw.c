@@ -2,30 +2,7 @@
  * comes from profiled processes and may be anything. */
 #include <stdint.h>
 #include "lib/jsonw.h"
-
-/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
-static int utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
-			return 0; /* overlong or surrogate */
-		return 3;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-			return 0;
-		if ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
+#include "lib/utf8.h"
 
 void tb_json_str(FILE *f, const char *str)
 {
@@ -33,7 +10,7 @@ void tb_json_str(FILE *f, const char *str)
 
 	fputc('"', f);
 	while (*s) {
-		int n = utf8_len(s);
+		int n = tb_utf8_len_z(s);
 
 		if (n == 0) {
 			fputs("\\ufffd", f);

@@ -3,29 +3,61 @@
 #include <string.h>
 #include "lib/mem.h"
 
-void *tb_grow(void *a, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
+/* The one doubling rule: a capacity >= need (first, then doubled), at most
+ * max; resizes a to it.  A size that cannot be represented aborts. */
+static void *grow(void *a, uint64_t *cap, uint64_t need, size_t elem, uint64_t first, uint64_t max)
 {
-	if (need <= *cap)
+	uint64_t c = *cap;
+
+	if (need <= c)
 		return a;
-	while (*cap < need)
-		*cap = *cap ? *cap * 2 : first;
-	a = realloc(a, (size_t)*cap * elem);
+	if (max > SIZE_MAX / (elem ? elem : 1))
+		max = SIZE_MAX / (elem ? elem : 1);
+	if (need > max)
+		abort();
+	if (!c)
+		c = first && first <= max ? first : 1;
+	while (c < need)
+		c = c > max / 2 ? max : c * 2;
+	a = realloc(a, (size_t)c * elem + !elem);
 	if (!a)
 		abort();
+	*cap = c;
 	return a;
+}
+
+void *tb_grow(void *a, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
+{
+	uint64_t c = *cap;
+
+	a = grow(a, &c, need, elem, first, UINT32_MAX);
+	*cap = (uint32_t)c;
+	return a;
+}
+
+void *tb_grow64(void *a, uint64_t *cap, uint64_t need, size_t elem, uint64_t first)
+{
+	return grow(a, cap, need, elem, first, UINT64_MAX);
+}
+
+void *tb_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		abort();
+	return p;
 }
 
 unsigned char *tb_buf_room(struct tb_buf *b, size_t len)
 {
 	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
+		uint64_t cap = b->cap;
 
-		while (b->n + len > cap)
-			cap *= 2;
-		b->d = realloc(b->d, cap);
-		if (!b->d)
+		if (len > SIZE_MAX - b->n)
 			abort();
-		b->cap = cap;
+		b->d = grow(b->d, &cap, b->n + len, 1, 4096, SIZE_MAX);
+		b->cap = (size_t)cap;
 	}
 	b->n += len;
 	return b->d + b->n - len;

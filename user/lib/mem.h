@@ -8,6 +8,10 @@
 /* Make room for `need` elements of `elem` bytes in a (capacity *cap,
  * doubling from `first`); returns the possibly moved array. */
 void *tb_grow(void *a, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
+/* The same with a 64-bit capacity (the profile's frame arena). */
+void *tb_grow64(void *a, uint64_t *cap, uint64_t need, size_t elem, uint64_t first);
+/* n zeroed elements of size bytes (never NULL, even for n == 0). */
+void *tb_calloc(size_t n, size_t size);
 
 struct tb_buf {
 	unsigned char *d;

@@ -3,12 +3,12 @@
 #define TB_STRTAB_H
 #include <stddef.h>
 #include <stdint.h>
+#include "lib/hashmap.h"
 
 struct tb_strtab {
 	char **strs;      /* by id; id 0 is "" */
 	uint32_t n, cap;
-	uint32_t *slots;  /* open addressing: id+1, 0 = empty */
-	uint32_t nslots;
+	struct tb_hmap index;
 };
 
 void tb_strtab_init(struct tb_strtab *t);
@@ -18,6 +18,5 @@ static inline const char *tb_str(const struct tb_strtab *t, uint32_t id)
 {
 	return id < t->n ? t->strs[id] : "";
 }
-uint64_t tb_hash_bytes(const void *p, size_t len, uint64_t seed);
 
 #endif

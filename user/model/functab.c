@@ -3,68 +3,31 @@
  * tree writers need. */
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include "lib/mem.h"
 #include "model/functab.h"
 #include "model/profile.h"
-
-static uint64_t func_hash(uint32_t qualname, uint32_t filename, int32_t firstlineno)
-{
-	uint64_t k[2] = { ((uint64_t)qualname << 32) | filename, (uint64_t)(uint32_t)firstlineno };
-
-	return tb_hash_bytes(k, sizeof(k), 3);
-}
 
 void tb_functab_free(struct tb_functab *t)
 {
 	free(t->f);
-	free(t->slots);
+	tb_hmap_free(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 
-static void rehash(struct tb_functab *t)
-{
-	uint32_t n = t->nslots ? t->nslots * 2 : 1024;
-
-	free(t->slots);
-	t->slots = calloc(n, sizeof(uint32_t));
-	if (!t->slots)
-		abort();
-	t->nslots = n;
-	for (uint32_t i = 0; i < t->n; i++) {
-		uint32_t j = (uint32_t)func_hash(t->f[i].qualname, t->f[i].filename,
-						 t->f[i].firstlineno) & (n - 1);
-
-		while (t->slots[j])
-			j = (j + 1) & (n - 1);
-		t->slots[j] = i + 1;
-	}
-}
+/* the key: qualname, filename, firstlineno (no padding among them) */
+#define FUNC_KEY (offsetof(struct tb_func, firstlineno) + sizeof(int32_t))
 
 uint32_t tb_functab_index(struct tb_functab *t, const struct tb_code *c)
 {
-	uint32_t j;
+	const struct tb_func key = { c->qualname, c->filename, c->firstlineno, 0, 0, 0 };
+	uint32_t i = tb_hmap_intern_key(&t->index, t->f, sizeof(*t->f), &key, FUNC_KEY, t->n);
 
-	if ((t->n + 1) * 2 >= t->nslots)
-		rehash(t);
-	for (j = (uint32_t)func_hash(c->qualname, c->filename, c->firstlineno) & (t->nslots - 1);
-	     t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-		struct tb_func *g = &t->f[t->slots[j] - 1];
-
-		if (g->qualname == c->qualname && g->filename == c->filename &&
-		    g->firstlineno == c->firstlineno)
-			return t->slots[j] - 1;
+	if (i == t->n) {
+		t->f = tb_grow(t->f, &t->cap, t->n + 1, sizeof(*t->f), 256);
+		t->f[t->n++] = key;
 	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 256;
-		t->f = realloc(t->f, t->cap * sizeof(*t->f));
-		if (!t->f)
-			abort();
-	}
-	memset(&t->f[t->n], 0, sizeof(t->f[0]));
-	t->f[t->n].qualname = c->qualname;
-	t->f[t->n].filename = c->filename;
-	t->f[t->n].firstlineno = c->firstlineno;
-	t->slots[j] = ++t->n;
-	return t->n - 1;
+	return i;
 }
 
 void tb_functab_count(struct tb_functab *t, const struct tb_profile *p)

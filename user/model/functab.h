@@ -2,6 +2,7 @@
 #ifndef TB_FUNCTAB_H
 #define TB_FUNCTAB_H
 #include <stdint.h>
+#include "lib/hashmap.h"
 #include "model/symbolize.h"
 
 struct tb_func {
@@ -14,7 +15,7 @@ struct tb_func {
 struct tb_functab {
 	struct tb_func *f;
 	uint32_t n, cap;
-	uint32_t *slots, nslots;
+	struct tb_hmap index;          /* (qualname, filename, firstlineno) */
 };
 
 struct tb_profile;

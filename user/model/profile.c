@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/hash.h"
 #include "lib/mem.h"
 #include "model/profile.h"
 #include "cpython/threadnames.h"
@@ -22,7 +23,7 @@ void tb_profile_free(struct tb_profile *p)
 	free(p->procs);
 	free(p->threads);
 	free(p->stacks);
-	free(p->slots);
+	tb_hmap_free(&p->stack_index);
 	free(p->arena);
 	memset(p, 0, sizeof(*p));
 }
@@ -131,89 +132,64 @@ static uint32_t find_thread(struct tb_profile *p, const struct tb_sample_hdr *h)
 
 static uint64_t stack_hash(uint32_t thread, uint16_t kind, const struct tb_sframe *f, uint16_t depth)
 {
-	uint64_t h = tb_hash_bytes(&thread, sizeof(thread), kind);
+	struct tb_hasher h;
 
-	for (uint16_t i = 0; i < depth; i++) {
-		uint64_t k = ((uint64_t)f[i].code << 32) | (uint32_t)f[i].offset;
-
-		h = tb_hash_bytes(&k, sizeof(k), h);
-	}
-	return h;
+	tb_hash_init(&h);
+	tb_hash_word(&h, (uint64_t)thread << 16 | kind);
+	for (uint16_t i = 0; i < depth; i++)
+		tb_hash_word(&h, ((uint64_t)f[i].code << 32) | (uint32_t)f[i].offset);
+	return tb_hash_end(&h);
 }
 
-static int same_stack(const struct tb_profile *p, const struct tb_stack *s, uint32_t thread,
-		      uint16_t kind, const struct tb_sframe *f, uint16_t depth)
-{
-	const struct tb_sframe *g = &p->arena[s->frames];
+struct stack_key {
+	const struct tb_profile *p;
+	const struct tb_sframe *f;
+	uint32_t thread;
+	uint16_t kind, depth;
+};
 
-	if (s->thread != thread || s->depth != depth || s->kind != kind)
+static int same_stack(const void *ctx, uint32_t i)
+{
+	const struct stack_key *k = ctx;
+	const struct tb_stack *s = &k->p->stacks[i];
+	const struct tb_sframe *g = &k->p->arena[s->frames];
+
+	if (s->thread != k->thread || s->depth != k->depth || s->kind != k->kind)
 		return 0;
-	for (uint16_t i = 0; i < depth; i++)
-		if (g[i].code != f[i].code || g[i].offset != f[i].offset)
+	for (uint16_t d = 0; d < k->depth; d++)
+		if (g[d].code != k->f[d].code || g[d].offset != k->f[d].offset)
 			return 0;
 	return 1;
-}
-
-static void rehash_stacks(struct tb_profile *p)
-{
-	uint32_t n = p->nslots ? p->nslots * 2 : 4096;
-
-	free(p->slots);
-	p->slots = calloc(n, sizeof(uint32_t));
-	if (!p->slots)
-		abort();
-	p->nslots = n;
-	for (uint32_t i = 0; i < p->nstacks; i++) {
-		uint32_t j = (uint32_t)p->stacks[i].hash & (n - 1);
-
-		while (p->slots[j])
-			j = (j + 1) & (n - 1);
-		p->slots[j] = i + 1;
-	}
 }
 
 /* Frames are staged at the arena's end; kept only if the stack is new. */
 static struct tb_sframe *stage(struct tb_profile *p, uint16_t depth)
 {
-	if (p->narena + depth > p->caparena) {
-		while (p->narena + depth > p->caparena)
-			p->caparena = p->caparena ? p->caparena * 2 : 65536;
-		p->arena = realloc(p->arena, p->caparena * sizeof(*p->arena));
-		if (!p->arena)
-			abort();
-	}
+	p->arena = tb_grow64(p->arena, &p->caparena, p->narena + depth, sizeof(*p->arena), 65536);
 	return &p->arena[p->narena];
 }
 
 static uint32_t add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind, uint16_t depth,
 			  uint64_t count)
 {
-	const struct tb_sframe *f = &p->arena[p->narena];
-	uint64_t h = stack_hash(thread, kind, f, depth);
-	uint32_t j;
+	const struct stack_key k = { p, &p->arena[p->narena], thread, kind, depth };
+	uint32_t i = tb_hmap_intern(&p->stack_index, stack_hash(thread, kind, k.f, depth), p->nstacks,
+				    same_stack, &k);
 	struct tb_stack *s;
 
-	if ((p->nstacks + 1) * 2 >= p->nslots)
-		rehash_stacks(p);
-	for (j = (uint32_t)h & (p->nslots - 1); p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
-		s = &p->stacks[p->slots[j] - 1];
-		if (s->hash == h && same_stack(p, s, thread, kind, f, depth)) {
-			s->count += count;
-			return p->slots[j] - 1;
-		}
+	if (i != p->nstacks) {
+		p->stacks[i].count += count;
+		return i;
 	}
-	if (p->nstacks == p->capstacks)
-		p->stacks = tb_grow(p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks), 64);
+	p->stacks = tb_grow(p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks), 64);
 	s = &p->stacks[p->nstacks];
-	s->hash = h;
 	s->count = count;
 	s->thread = thread;
 	s->frames = (uint32_t)p->narena;
 	s->depth = depth;
 	s->kind = kind;
 	p->narena += depth;
-	p->slots[j] = ++p->nstacks;
-	return p->nstacks - 1;
+	return p->nstacks++;
 }
 
 static void count_status(struct tb_tinfo *t, uint16_t flags, uint64_t n)

@@ -4,6 +4,7 @@
 #define TB_PROFILE_H
 #include <stdint.h>
 #include "cpython/discover.h"
+#include "lib/hashmap.h"
 #include "lib/strtab.h"
 #include "proc/sources.h"
 #include "model/symbolize.h"
@@ -48,7 +49,6 @@ struct tb_sframe {
 #define TB_SK_PARTIAL   2u
 
 struct tb_stack {
-	uint64_t hash;
 	uint64_t count;
 	uint32_t thread;   /* index into threads */
 	uint32_t frames;   /* index of the first (innermost) frame in the arena */
@@ -65,8 +65,7 @@ struct tb_profile {
 	uint32_t nthreads, capthreads;
 	struct tb_stack *stacks;
 	uint32_t nstacks, capstacks;
-	uint32_t *slots;
-	uint32_t nslots;
+	struct tb_hmap stack_index; /* (thread, kind, frames) -> stack */
 	struct tb_sframe *arena;
 	uint64_t narena, caparena;
 	/* counts */

@@ -6,6 +6,8 @@
 #include <string.h>
 #include "proc/procmem.h"
 #include "cpython/pyread.h"
+#include "lib/hash.h"
+#include "lib/mem.h"
 #include "lib/strtab.h"
 #include "model/symbolize.h"
 
@@ -20,37 +22,43 @@ void tb_sym_free(struct tb_symbolizer *s)
 	for (uint32_t i = 0; i < s->n; i++)
 		free(s->codes[i].linetable);
 	free(s->codes);
-	free(s->slots);
+	free(s->pids);
+	tb_hmap_free(&s->index);
+	tb_hmap_free(&s->pid_index);
 	memset(s, 0, sizeof(*s));
 }
 
 static uint64_t key_hash(pid_t pid, uint64_t addr, uint16_t id)
 {
-	uint64_t k[2] = { addr, ((uint64_t)(uint32_t)pid << 16) | id };
-
-	return tb_hash_bytes(k, sizeof(k), 7);
+	return tb_hash2(addr, ((uint64_t)(uint32_t)pid << 16) | id);
 }
 
-static void grow_slots(struct tb_symbolizer *s)
+struct code_key {
+	const struct tb_symbolizer *s;
+	pid_t pid;
+	uint64_t addr;
+	uint16_t code_id;
+};
+
+static int same_code(const void *ctx, uint32_t i)
 {
-	uint32_t n = s->nslots ? s->nslots * 2 : 4096;
+	const struct code_key *k = ctx;
+	const struct tb_code *c = &k->s->codes[i];
 
-	free(s->slots);
-	s->slots = calloc(n, sizeof(uint32_t));
-	if (!s->slots)
-		abort();
-	s->nslots = n;
-	for (uint32_t i = 0; i < s->n; i++) {
-		const struct tb_code *c = &s->codes[i];
-		uint32_t j;
+	return c->pid == k->pid && c->addr == k->addr && c->code_id == k->code_id && !c->dead;
+}
 
-		if (c->dead)
-			continue;
-		j = (uint32_t)key_hash(c->pid, c->addr, c->code_id) & (n - 1);
-		while (s->slots[j])
-			j = (j + 1) & (n - 1);
-		s->slots[j] = i + 1;
+/* The chain entry of pid (added if new; an entry's pid is its first field). */
+static struct tb_sym_pid *pid_entry(struct tb_symbolizer *s, pid_t pid)
+{
+	uint32_t i = tb_hmap_intern_key(&s->pid_index, s->pids, sizeof(*s->pids), &pid, sizeof(pid),
+					s->npids);
+
+	if (i == s->npids) {
+		s->pids = tb_grow(s->pids, &s->cappids, s->npids + 1, sizeof(*s->pids), 64);
+		s->pids[s->npids++] = (struct tb_sym_pid){ pid, 0 };
 	}
+	return &s->pids[i];
 }
 
 static void placeholder(struct tb_symbolizer *s, struct tb_code *c, const char *what)
@@ -110,57 +118,45 @@ static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb
 	return 0;
 }
 
-/* Find (pid, addr, code_id); *slot receives the index slot to fill if absent. */
-static int lookup(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id, uint32_t *slot)
+/* The live code (pid, addr, code_id), or else TB_HMAP_NONE after indexing
+ * s->n for it: the caller appends it. */
+static uint32_t lookup(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id)
 {
-	uint32_t j;
+	const struct code_key k = { s, pid, addr, code_id };
+	uint32_t i = tb_hmap_intern(&s->index, key_hash(pid, addr, code_id), s->n, same_code, &k);
 
-	if ((s->n + 1) * 2 >= s->nslots)
-		grow_slots(s);
-	j = (uint32_t)key_hash(pid, addr, code_id) & (s->nslots - 1);
-	for (; s->slots[j]; j = (j + 1) & (s->nslots - 1)) {
-		const struct tb_code *c = &s->codes[s->slots[j] - 1];
-
-		if (c->pid == pid && c->addr == addr && c->code_id == code_id && !c->dead)
-			return (int)(s->slots[j] - 1);
-	}
-	*slot = j;
-	return -1;
+	return i == s->n ? TB_HMAP_NONE : i;
 }
 
-static struct tb_code *append(struct tb_symbolizer *s, uint32_t slot, pid_t pid, uint64_t addr,
-			      uint16_t code_id, int py_minor)
+static struct tb_code *append(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
+			      int py_minor)
 {
+	struct tb_sym_pid *e = pid_entry(s, pid);
 	struct tb_code *c;
 
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 1024;
-		s->codes = realloc(s->codes, s->cap * sizeof(*s->codes));
-		if (!s->codes)
-			abort();
-	}
+	s->codes = tb_grow(s->codes, &s->cap, s->n + 1, sizeof(*s->codes), 1024);
 	c = &s->codes[s->n];
 	memset(c, 0, sizeof(*c));
 	c->pid = pid;
 	c->addr = addr;
 	c->code_id = code_id;
 	c->py_minor = (uint8_t)py_minor;
-	s->slots[slot] = ++s->n;
+	c->pid_prev = e->last;
+	e->last = ++s->n;
 	return c;
 }
 
 uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout *l,
 		     uint64_t pycode_type, uint64_t addr, uint16_t code_id)
 {
-	uint32_t slot;
-	int found = lookup(s, pid, addr, code_id, &slot);
+	uint32_t found = lookup(s, pid, addr, code_id);
 	struct tb_code *c;
 	int rc;
 
 	s->lookups++;
-	if (found >= 0)
-		return (uint32_t)found;
-	c = append(s, slot, pid, addr, code_id, (int)l->minor);
+	if (found != TB_HMAP_NONE)
+		return found;
+	c = append(s, pid, addr, code_id, (int)l->minor);
 	s->reads++;
 	rc = read_code(s, c, l, pycode_type);
 	if (rc)
@@ -172,13 +168,12 @@ uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16
 		       int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
 		       const unsigned char *linetable, uint32_t linetable_len)
 {
-	uint32_t slot;
-	int found = lookup(s, pid, addr, code_id, &slot);
+	uint32_t found = lookup(s, pid, addr, code_id);
 	struct tb_code *c;
 
-	if (found >= 0)
-		return (uint32_t)found;
-	c = append(s, slot, pid, addr, code_id, py_minor);
+	if (found != TB_HMAP_NONE)
+		return found;
+	c = append(s, pid, addr, code_id, py_minor);
 	c->qualname = tb_strtab_intern(s->strs, qualname);
 	c->filename = tb_strtab_intern(s->strs, filename);
 	c->firstlineno = firstlineno;
@@ -209,18 +204,31 @@ void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset
 	}
 }
 
+static int is_live(const void *ctx, uint32_t i)
+{
+	const struct tb_symbolizer *s = ctx;
+
+	return !s->codes[i].dead;
+}
+
 void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid)
 {
-	int any = 0;
+	uint32_t e = tb_hmap_find_key(&s->pid_index, s->pids, sizeof(*s->pids), &pid, sizeof(pid));
 
-	for (uint32_t i = 0; i < s->n; i++) {
-		if (s->codes[i].pid == pid && !s->codes[i].dead) {
-			s->codes[i].dead = 1;
-			any = 1;
+	if (e == TB_HMAP_NONE)
+		return;
+	/* walk the pid's own chain: the cost is its code objects, not all of them */
+	for (uint32_t i = s->pids[e].last; i; i = s->codes[i - 1].pid_prev) {
+		if (!s->codes[i - 1].dead) {
+			s->codes[i - 1].dead = 1;
+			s->dead_indexed++;
 		}
 	}
-	if (any) { /* rebuild the index without them */
-		s->nslots /= 2;
-		grow_slots(s);
+	s->pids[e].last = 0;
+	/* dead codes are never found; drop them from the index once they are
+	 * half of it: each rebuild is paid for by the forgets since the last */
+	if ((uint64_t)s->dead_indexed * 2 > s->index.used) {
+		tb_hmap_retain(&s->index, is_live, s);
+		s->dead_indexed = 0;
 	}
 }

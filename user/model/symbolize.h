@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include "cpython/linetable.h"
 #include "cpython/layout.h"
+#include "lib/hashmap.h"
 #include "lib/strtab.h"
 
 /* One code object as read from a target (or a placeholder when it could not be). */
@@ -14,21 +15,30 @@ struct tb_code {
 	uint16_t code_id;
 	uint8_t resolved;      /* 0: name is a placeholder */
 	uint8_t py_minor;
-	uint8_t dead;          /* its process is gone: kept for output, not indexed */
+	uint8_t dead;          /* its process is gone: kept for output, never found */
 	uint32_t qualname;     /* strtab ids */
 	uint32_t filename;
 	int32_t firstlineno;
 	unsigned char *linetable;
 	uint32_t linetable_len;
 	uint32_t nbytes;       /* bytecode size in bytes (3.11+; 0: unknown) */
+	uint32_t pid_prev;     /* the previous code of this pid + 1 (0: none) */
+};
+
+struct tb_sym_pid {            /* the newest code of a pid */
+	pid_t pid;
+	uint32_t last;             /* code index + 1, 0: none (forgotten) */
 };
 
 struct tb_symbolizer {
 	struct tb_strtab *strs;
 	struct tb_code *codes;   /* by index */
 	uint32_t n, cap;
-	uint32_t *slots;         /* hash of (pid, addr, code_id) -> index+1 */
-	uint32_t nslots;
+	struct tb_hmap index;    /* (pid, addr, code_id) -> code (dead ones until pruned) */
+	uint32_t dead_indexed;   /* dead codes the index still holds */
+	struct tb_sym_pid *pids; /* each pid's chain of codes, to forget them */
+	uint32_t npids, cappids;
+	struct tb_hmap pid_index;
 	uint64_t lookups, reads, unresolved_codes, stale;
 };
 

@@ -4,33 +4,13 @@
  * that totals for one thread can be computed from the node alone. */
 #include <stdlib.h>
 #include <string.h>
+#include "lib/hash.h"
 #include "lib/mem.h"
 #include "model/tree.h"
 
 static uint64_t node_hash(uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
 {
-	uint64_t k[2] = { ((uint64_t)parent << 32) | key, ((uint64_t)kind << 32) | (uint32_t)line };
-
-	return tb_hash_bytes(k, sizeof(k), 11);
-}
-
-static void rehash(struct tb_tree *t)
-{
-	uint32_t n = t->nslots ? t->nslots * 2 : 4096;
-
-	free(t->slots);
-	t->slots = calloc(n, sizeof(uint32_t));
-	if (!t->slots)
-		abort();
-	t->nslots = n;
-	for (uint32_t i = 1; i < t->nn; i++) {
-		const struct tb_tnode *x = &t->n[i];
-		uint32_t j = (uint32_t)node_hash(x->parent, x->kind, x->key, x->line) & (n - 1);
-
-		while (t->slots[j])
-			j = (j + 1) & (n - 1);
-		t->slots[j] = i + 1;
-	}
+	return tb_hash2(((uint64_t)parent << 32) | key, ((uint64_t)kind << 32) | (uint32_t)line);
 }
 
 static uint32_t new_node(struct tb_tree *t, uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
@@ -58,21 +38,27 @@ static uint32_t new_node(struct tb_tree *t, uint32_t parent, uint8_t kind, uint3
 	return t->nn++;
 }
 
+struct node_key {
+	const struct tb_tree *t;
+	uint32_t parent, key;
+	int32_t line;
+	uint8_t kind;
+};
+
+static int same_node(const void *ctx, uint32_t i)
+{
+	const struct node_key *k = ctx;
+	const struct tb_tnode *x = &k->t->n[i];
+
+	return x->parent == k->parent && x->kind == k->kind && x->key == k->key && x->line == k->line;
+}
+
 static uint32_t child(struct tb_tree *t, uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
 {
-	uint32_t j;
+	const struct node_key k = { t, parent, key, line, kind };
+	uint32_t i = tb_hmap_intern(&t->index, node_hash(parent, kind, key, line), t->nn, same_node, &k);
 
-	if ((t->nn + 1) * 2 >= t->nslots)
-		rehash(t);
-	for (j = (uint32_t)node_hash(parent, kind, key, line) & (t->nslots - 1); t->slots[j];
-	     j = (j + 1) & (t->nslots - 1)) {
-		const struct tb_tnode *x = &t->n[t->slots[j] - 1];
-
-		if (x->parent == parent && x->kind == kind && x->key == key && x->line == line)
-			return t->slots[j] - 1;
-	}
-	t->slots[j] = new_node(t, parent, kind, key, line) + 1;
-	return t->slots[j] - 1;
+	return i == t->nn ? new_node(t, parent, kind, key, line) : i;
 }
 
 static void add_weight(struct tb_tnode *x, uint32_t thread, uint64_t count, int is_self)
@@ -243,7 +229,7 @@ void tb_tree_free(struct tb_tree *t)
 		free(t->n[i].iv);
 	}
 	free(t->n);
-	free(t->slots);
+	tb_hmap_free(&t->index);
 	tb_functab_free(&t->funcs);
 	memset(t, 0, sizeof(*t));
 }

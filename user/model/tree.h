@@ -3,6 +3,7 @@
 #ifndef TB_TREE_H
 #define TB_TREE_H
 #include <stdint.h>
+#include "lib/hashmap.h"
 #include "model/functab.h"
 #include "cpython/linetable.h"
 #include "model/profile.h"
@@ -56,7 +57,7 @@ struct tb_tree {
 	struct tb_functab funcs;
 	struct tb_tnode *n;      /* n[0] is the root */
 	uint32_t nn, cap;
-	uint32_t *slots, nslots; /* (parent, kind, key, line) -> node+1 */
+	struct tb_hmap index;    /* (parent, kind, key, line) -> node */
 	int by_line;
 	double min_fraction;
 	uint32_t pruned;

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/hash.h"
+#include "lib/hashmap.h"
 #include "lib/mem.h"
 #include "out/diff.h"
 #include "lib/jsonw.h"
@@ -34,32 +36,33 @@ struct diffctx {
 	uint64_t *btkey, *ctkey;         /* thread key per thread index */
 	struct bentry *e;
 	uint32_t ne, cape;
-	uint32_t *slots, nslots;
+	struct tb_hmap e_index;          /* key -> e */
 	double scale;                    /* baseline -> current time units */
 	double e0, e1;                   /* exposures (expected samples) */
 	const struct tb_diff_opts *o;
 };
 
-static uint64_t mix(uint64_t h, const char *s)
-{
-	return tb_hash_bytes(s, strlen(s) + 1, h);
-}
-
 static uint64_t node_key(const struct tb_tree *t, uint32_t idx, uint64_t parent)
 {
 	const struct tb_tnode *x = &t->n[idx];
 	const struct tb_profile *p = t->prof;
-	uint64_t h = tb_hash_bytes(&x->kind, 1, parent);
+	struct tb_hasher h;
 
+	tb_hash_init(&h);
+	tb_hash_word(&h, parent);
+	tb_hash_word(&h, x->kind);
 	switch (x->kind) {
 	case TB_N_PROCESS:
-		return mix(h, p->procs[x->key].target.comm);
+		tb_hash_str(&h, p->procs[x->key].target.comm);
+		break;
 	case TB_N_FRAME:
-		h = mix(h, tb_str(&p->strs, t->funcs.f[x->key].filename));
-		return mix(h, tb_str(&p->strs, t->funcs.f[x->key].qualname));
+		tb_hash_str(&h, tb_str(&p->strs, t->funcs.f[x->key].filename));
+		tb_hash_str(&h, tb_str(&p->strs, t->funcs.f[x->key].qualname));
+		break;
 	default:
-		return h;
+		break;
 	}
+	return tb_hash_end(&h);
 }
 
 static void keys(const struct tb_tree *t, uint64_t *out)
@@ -69,64 +72,109 @@ static void keys(const struct tb_tree *t, uint64_t *out)
 		out[i] = node_key(t, i, out[t->n[i].parent]);
 }
 
-/* (process name, thread name, ordinal among equal pairs, by tid) */
+struct tid_order {
+	uint64_t pid_tid;            /* pid << 32 | tid */
+	uint32_t thread;
+};
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct tid_order *x = a, *y = b;
+
+	if (x->pid_tid != y->pid_tid)
+		return x->pid_tid < y->pid_tid ? -1 : 1;
+	return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+struct tgroup {                  /* threads of one (process name, thread name) */
+	const char *comm;
+	uint32_t name;               /* strtab id */
+	uint64_t seen;               /* threads counted so far */
+	uint32_t last_pid, last_tid; /* the last of them, and its ordinal */
+	uint64_t last_ordinal;
+};
+
+struct tgroup_key {
+	const struct tgroup *g;
+	const char *comm;
+	uint32_t name;
+};
+
+static int same_group(const void *ctx, uint32_t i)
+{
+	const struct tgroup_key *k = ctx;
+
+	return k->g[i].name == k->name && !strcmp(k->g[i].comm, k->comm);
+}
+
+/* (process name, thread name, ordinal among equal pairs, by (pid, tid)):
+ * threads sorted by (pid, tid) once, a running count per pair. */
 static void thread_keys(const struct tb_profile *p, uint64_t *out)
 {
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		const struct tb_tinfo *t = &p->threads[i];
+	struct tid_order *order = tb_calloc(p->nthreads, sizeof(*order));
+	struct tgroup *groups = tb_calloc(p->nthreads, sizeof(*groups));
+	struct tb_hmap index = { 0 };
+	uint32_t ngroups = 0;
+
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		order[i] = (struct tid_order){ (uint64_t)p->threads[i].pid << 32 | p->threads[i].tid, i };
+	tb_qsort(order, p->nthreads, sizeof(*order), cmp_tid);
+	for (uint32_t k = 0; k < p->nthreads; k++) {
+		const struct tb_tinfo *t = &p->threads[order[k].thread];
 		int pi = tb_profile_find_process(p, t->pid);
 		const char *comm = pi >= 0 ? p->procs[pi].target.comm : "";
 		uint64_t ordinal = 0;
+		struct tb_hasher h;
 
-		for (uint32_t j = 0; j < p->nthreads; j++) {
-			const struct tb_tinfo *u = &p->threads[j];
-			int pj = tb_profile_find_process(p, u->pid);
+		if (pi >= 0) { /* threads of unknown processes are never counted */
+			struct tb_hasher gh;
+			uint32_t g;
+			struct tgroup *e;
 
-			if (j != i && u->name == t->name && pj >= 0 && pi >= 0 &&
-			    !strcmp(p->procs[pj].target.comm, comm) &&
-			    (u->pid < t->pid || (u->pid == t->pid && u->tid < t->tid)))
-				ordinal++;
+			tb_hash_init(&gh);
+			tb_hash_str(&gh, comm);
+			tb_hash_word(&gh, t->name);
+			g = tb_hmap_intern(&index, tb_hash_end(&gh), ngroups, same_group,
+					   &(const struct tgroup_key){ groups, comm, t->name });
+			if (g == ngroups)
+				groups[ngroups++] = (struct tgroup){ .comm = comm, .name = t->name };
+			e = &groups[g];
+			/* equal (pid, tid) twice: neither counts the other */
+			if (e->seen && e->last_pid == t->pid && e->last_tid == t->tid)
+				ordinal = e->last_ordinal;
+			else
+				ordinal = e->seen;
+			e->seen++;
+			e->last_pid = t->pid;
+			e->last_tid = t->tid;
+			e->last_ordinal = ordinal;
 		}
-		out[i] = tb_hash_bytes(&ordinal, sizeof(ordinal), mix(mix(17, comm), tb_str(&p->strs, t->name)));
+		tb_hash_init(&h);
+		tb_hash_str(&h, comm);
+		tb_hash_str(&h, tb_str(&p->strs, t->name));
+		tb_hash_word(&h, ordinal);
+		out[order[k].thread] = tb_hash_end(&h);
 	}
+	tb_hmap_free(&index);
+	free(groups);
+	free(order);
 }
 
+/* The baseline entry of a path key (an entry's key is its first field). */
 static struct bentry *entry(struct diffctx *d, uint64_t key, int create)
 {
-	uint32_t j;
+	uint32_t i;
 
-	if (create && (d->ne + 1) * 2 >= d->nslots) {
-		uint32_t n = d->nslots ? d->nslots * 2 : 1024;
-
-		free(d->slots);
-		d->slots = calloc(n, sizeof(uint32_t));
-		if (!d->slots)
-			abort();
-		d->nslots = n;
-		for (uint32_t i = 0; i < d->ne; i++) {
-			j = (uint32_t)d->e[i].key & (n - 1);
-			while (d->slots[j])
-				j = (j + 1) & (n - 1);
-			d->slots[j] = i + 1;
-		}
+	if (!create) {
+		i = tb_hmap_find_key(&d->e_index, d->e, sizeof(*d->e), &key, sizeof(key));
+		return i == TB_HMAP_NONE ? NULL : &d->e[i];
 	}
-	if (!d->nslots)
-		return NULL;
-	for (j = (uint32_t)key & (d->nslots - 1); d->slots[j]; j = (j + 1) & (d->nslots - 1))
-		if (d->e[d->slots[j] - 1].key == key)
-			return &d->e[d->slots[j] - 1];
-	if (!create)
-		return NULL;
-	if (d->ne == d->cape) {
-		d->cape = d->cape ? d->cape * 2 : 256;
-		d->e = realloc(d->e, d->cape * sizeof(*d->e));
-		if (!d->e)
-			abort();
+	i = tb_hmap_intern_key(&d->e_index, d->e, sizeof(*d->e), &key, sizeof(key), d->ne);
+	if (i == d->ne) {
+		d->e = tb_grow(d->e, &d->cape, d->ne + 1, sizeof(*d->e), 256);
+		d->e[d->ne++] = (struct bentry){ .key = key };
 	}
-	memset(&d->e[d->ne], 0, sizeof(d->e[0]));
-	d->e[d->ne].key = key;
-	d->slots[j] = ++d->ne;
-	return &d->e[d->ne - 1];
+	return &d->e[i];
 }
 
 static void add_tvals(struct bentry *b, uint64_t tkey, uint64_t value, uint64_t self)
@@ -137,12 +185,7 @@ static void add_tvals(struct bentry *b, uint64_t tkey, uint64_t value, uint64_t 
 			b->tv[i].self += self;
 			return;
 		}
-	if (b->ntv == b->captv) {
-		b->captv = b->captv ? b->captv * 2 : 4;
-		b->tv = realloc(b->tv, b->captv * sizeof(*b->tv));
-		if (!b->tv)
-			abort();
-	}
+	b->tv = tb_grow(b->tv, &b->captv, b->ntv + 1, sizeof(*b->tv), 4);
 	b->tv[b->ntv++] = (struct tvals){ tkey, value, self };
 }
 
@@ -288,7 +331,7 @@ static void teardown(struct diffctx *d)
 	for (uint32_t i = 0; i < d->ne; i++)
 		free(d->e[i].tv);
 	free(d->e);
-	free(d->slots);
+	tb_hmap_free(&d->e_index);
 	free(d->bkey);
 	free(d->ckey);
 	free(d->ckey_sorted);
@@ -370,12 +413,7 @@ static void add_lines(struct dlines *d, const struct tb_profile *p, int is_cur)
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		if (!p->stacks[i].count)
 			continue;
-		if (d->n == d->cap) {
-			d->cap = d->cap ? d->cap * 2 : 256;
-			d->l = realloc(d->l, d->cap * sizeof(*d->l));
-			if (!d->l)
-				abort();
-		}
+		d->l = tb_grow(d->l, &d->cap, d->n + 1, sizeof(*d->l), 256);
 		stack_key(p, &p->stacks[i], &d->l[d->n].text);
 		d->l[d->n].base = is_cur ? 0 : p->stacks[i].count;
 		d->l[d->n].cur = is_cur ? p->stacks[i].count : 0;

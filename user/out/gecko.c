@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include "lib/mem.h"
 #include "lib/jsonw.h"
-#include "lib/keymap.h"
+#include "lib/hashmap.h"
 #include "cpython/opcodes.h"
 #include "out/format.h"
 
@@ -67,17 +67,22 @@ struct opsub {                 /* opcode names as Python subcategories */
 	uint16_t idx[MAX_MINOR][256];  /* subcategory, 0: none */
 };
 
-struct gfunc { uint32_t name, file; int32_t line; uint8_t js; int32_t res; };
-struct gframe { uint32_t func; int32_t line; uint8_t cat; uint16_t subcat; };
+/* Table entries are found by their key: the whole entry or its first fields,
+ * with no padding inside (lib/hashmap.h compares the bytes). */
+struct gfunc_key { uint32_t qualname, filename; int32_t firstlineno; uint32_t kind; };
+struct gfunc { struct gfunc_key key; uint32_t name, file; int32_t line; uint8_t js; int32_t res; };
+struct gframe { uint32_t func; int32_t line; uint16_t cat, subcat; };
 struct gstack { uint32_t frame, prefix; };
+struct gres { uint32_t filename, name; };   /* key: filename (strtab id); string index */
 
 struct tables {                /* one thread's tables, reused */
-	struct tb_keymap funcs, frames, stacks, res;
 	struct gfunc *fn;
 	struct gframe *fr;
 	struct gstack *st;
-	uint32_t *resname;
+	struct gres *res;
+	uint32_t nfn, nfr, nst, nres;
 	uint32_t capfn, capfr, capst, capres;
+	struct tb_hmap fn_index, fr_index, st_index, res_index;
 };
 
 struct marker { uint32_t name; uint64_t from, to; uint8_t cat, status; uint64_t samples; };
@@ -189,12 +194,13 @@ static void collect_opcodes(const struct tb_profile *p, struct opsub *o)
 
 static uint32_t add_resource(struct ctx *g, uint32_t filename)
 {
-	int added;
-	uint32_t r = tb_keymap_get(&g->t.res, filename, 0, 0, 0, &added);
+	struct tables *t = &g->t;
+	uint32_t r = tb_hmap_intern_key(&t->res_index, t->res, sizeof(*t->res), &filename,
+					sizeof(filename), t->nres);
 
-	if (added) {
-		g->t.resname = tb_grow(g->t.resname, &g->t.capres, r + 1, sizeof(uint32_t), 256);
-		g->t.resname[r] = str_sid(&g->s, filename);
+	if (r == t->nres) {
+		t->res = tb_grow(t->res, &t->capres, t->nres + 1, sizeof(*t->res), 256);
+		t->res[t->nres++] = (struct gres){ filename, str_sid(&g->s, filename) };
 	}
 	return r;
 }
@@ -202,16 +208,16 @@ static uint32_t add_resource(struct ctx *g, uint32_t filename)
 static uint32_t add_func(struct ctx *g, const struct tb_code *c, int kind)
 {
 	struct tables *t = &g->t;
-	int added;
-	uint32_t i = c ? tb_keymap_get(&t->funcs, c->qualname, c->filename, (uint32_t)c->firstlineno,
-				      (uint32_t)kind, &added)
-		       : tb_keymap_get(&t->funcs, 0, 0, 0, (uint32_t)kind, &added);
+	const struct gfunc_key key = { c ? c->qualname : 0, c ? c->filename : 0, c ? c->firstlineno : 0,
+				       (uint32_t)kind };
+	uint32_t i = tb_hmap_intern_key(&t->fn_index, t->fn, sizeof(*t->fn), &key, sizeof(key), t->nfn);
 	struct gfunc *fn;
 
-	if (!added)
+	if (i != t->nfn)
 		return i;
-	t->fn = tb_grow(t->fn, &t->capfn, i + 1, sizeof(*t->fn), 256);
-	fn = &t->fn[i];
+	t->fn = tb_grow(t->fn, &t->capfn, t->nfn + 1, sizeof(*t->fn), 256);
+	fn = &t->fn[t->nfn++];
+	fn->key = key;
 	fn->js = kind == K_PYTHON;
 	fn->file = NONE;
 	fn->line = NO_LINE;
@@ -232,12 +238,12 @@ static uint32_t add_func(struct ctx *g, const struct tb_code *c, int kind)
 static uint32_t add_frame(struct ctx *g, uint32_t func, int32_t line, int cat, unsigned subcat)
 {
 	struct tables *t = &g->t;
-	int added;
-	uint32_t i = tb_keymap_get(&t->frames, func, (uint32_t)line, (uint32_t)cat, subcat, &added);
+	const struct gframe key = { func, line, (uint16_t)cat, (uint16_t)subcat };
+	uint32_t i = tb_hmap_intern_key(&t->fr_index, t->fr, sizeof(*t->fr), &key, sizeof(key), t->nfr);
 
-	if (added) {
-		t->fr = tb_grow(t->fr, &t->capfr, i + 1, sizeof(*t->fr), 256);
-		t->fr[i] = (struct gframe){ func, line, (uint8_t)cat, (uint16_t)subcat };
+	if (i == t->nfr) {
+		t->fr = tb_grow(t->fr, &t->capfr, t->nfr + 1, sizeof(*t->fr), 256);
+		t->fr[t->nfr++] = key;
 	}
 	return i;
 }
@@ -245,12 +251,12 @@ static uint32_t add_frame(struct ctx *g, uint32_t func, int32_t line, int cat, u
 static uint32_t add_stack(struct ctx *g, uint32_t prefix, uint32_t frame)
 {
 	struct tables *t = &g->t;
-	int added;
-	uint32_t i = tb_keymap_get(&t->stacks, prefix, frame, 0, 0, &added);
+	const struct gstack key = { frame, prefix };
+	uint32_t i = tb_hmap_intern_key(&t->st_index, t->st, sizeof(*t->st), &key, sizeof(key), t->nst);
 
-	if (added) {
-		t->st = tb_grow(t->st, &t->capst, i + 1, sizeof(*t->st), 256);
-		t->st[i] = (struct gstack){ frame, prefix };
+	if (i == t->nst) {
+		t->st = tb_grow(t->st, &t->capst, t->nst + 1, sizeof(*t->st), 256);
+		t->st[t->nst++] = key;
 	}
 	return i;
 }
@@ -396,92 +402,93 @@ static void write_markers(FILE *f, struct ctx *g, const struct tb_tinfo *t)
 static void write_tables(FILE *f, const struct tables *t)
 {
 	fputs(",\"stackTable\":{\"frame\":[", f);
-	for (uint32_t i = 0; i < t->stacks.n; i++)
+	for (uint32_t i = 0; i < t->nst; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->st[i].frame);
 	fputs("],\"prefix\":[", f);
-	for (uint32_t i = 0; i < t->stacks.n; i++) {
+	for (uint32_t i = 0; i < t->nst; i++) {
 		if (i)
 			fputc(',', f);
 		put_index(f, t->st[i].prefix);
 	}
-	fprintf(f, "],\"length\":%u}", t->stacks.n);
+	fprintf(f, "],\"length\":%u}", t->nst);
 
 	fputs(",\"frameTable\":{\"address\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
+	for (uint32_t i = 0; i < t->nfr; i++)
 		fputs(i ? ",-1" : "-1", f);
 	fputs("],\"inlineDepth\":[", f);
-	put_repeat(f, "0", t->frames.n);
+	put_repeat(f, "0", t->nfr);
 	fputs("],\"category\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
+	for (uint32_t i = 0; i < t->nfr; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->fr[i].cat);
 	fputs("],\"subcategory\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
+	for (uint32_t i = 0; i < t->nfr; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->fr[i].subcat);
 	fputs("],\"func\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++)
+	for (uint32_t i = 0; i < t->nfr; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->fr[i].func);
 	fputs("],\"nativeSymbol\":[", f);
-	put_repeat(f, "null", t->frames.n);
+	put_repeat(f, "null", t->nfr);
 	fputs("],\"innerWindowID\":[", f);
-	put_repeat(f, "0", t->frames.n);
+	put_repeat(f, "0", t->nfr);
 	fputs("],\"line\":[", f);
-	for (uint32_t i = 0; i < t->frames.n; i++) {
+	for (uint32_t i = 0; i < t->nfr; i++) {
 		if (i)
 			fputc(',', f);
 		put_line(f, t->fr[i].line);
 	}
 	fputs("],\"column\":[", f);
-	put_repeat(f, "null", t->frames.n);
-	fprintf(f, "],\"length\":%u}", t->frames.n);
+	put_repeat(f, "null", t->nfr);
+	fprintf(f, "],\"length\":%u}", t->nfr);
 
 	fputs(",\"funcTable\":{\"name\":[", f);
-	for (uint32_t i = 0; i < t->funcs.n; i++)
+	for (uint32_t i = 0; i < t->nfn; i++)
 		fprintf(f, "%s%u", i ? "," : "", t->fn[i].name);
 	fputs("],\"isJS\":[", f);
-	for (uint32_t i = 0; i < t->funcs.n; i++)
+	for (uint32_t i = 0; i < t->nfn; i++)
 		fprintf(f, "%s%s", i ? "," : "", t->fn[i].js ? "true" : "false");
 	fputs("],\"relevantForJS\":[", f);
-	put_repeat(f, "false", t->funcs.n);
+	put_repeat(f, "false", t->nfn);
 	fputs("],\"resource\":[", f);
-	for (uint32_t i = 0; i < t->funcs.n; i++)
+	for (uint32_t i = 0; i < t->nfn; i++)
 		fprintf(f, "%s%d", i ? "," : "", t->fn[i].res);
 	fputs("],\"fileName\":[", f);
-	for (uint32_t i = 0; i < t->funcs.n; i++) {
+	for (uint32_t i = 0; i < t->nfn; i++) {
 		if (i)
 			fputc(',', f);
 		put_index(f, t->fn[i].file);
 	}
 	fputs("],\"lineNumber\":[", f);
-	for (uint32_t i = 0; i < t->funcs.n; i++) {
+	for (uint32_t i = 0; i < t->nfn; i++) {
 		if (i)
 			fputc(',', f);
 		put_line(f, t->fn[i].line);
 	}
 	fputs("],\"columnNumber\":[", f);
-	put_repeat(f, "null", t->funcs.n);
-	fprintf(f, "],\"length\":%u}", t->funcs.n);
+	put_repeat(f, "null", t->nfn);
+	fprintf(f, "],\"length\":%u}", t->nfn);
 
 	/* resources: one per source file (type 1, "library", as CPython's exporter) */
 	fputs(",\"resourceTable\":{\"lib\":[", f);
-	put_repeat(f, "null", t->res.n);
+	put_repeat(f, "null", t->nres);
 	fputs("],\"name\":[", f);
-	for (uint32_t i = 0; i < t->res.n; i++)
-		fprintf(f, "%s%u", i ? "," : "", t->resname[i]);
+	for (uint32_t i = 0; i < t->nres; i++)
+		fprintf(f, "%s%u", i ? "," : "", t->res[i].name);
 	fputs("],\"host\":[", f);
-	put_repeat(f, "null", t->res.n);
+	put_repeat(f, "null", t->nres);
 	fputs("],\"type\":[", f);
-	put_repeat(f, "1", t->res.n);
-	fprintf(f, "],\"length\":%u}", t->res.n);
+	put_repeat(f, "1", t->nres);
+	fprintf(f, "],\"length\":%u}", t->nres);
 	fputs(",\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],"
 	      "\"length\":0}", f);
 }
 
 static void reset_tables(struct tables *t)
 {
-	tb_keymap_clear(&t->funcs);
-	tb_keymap_clear(&t->frames);
-	tb_keymap_clear(&t->stacks);
-	tb_keymap_clear(&t->res);
+	t->nfn = t->nfr = t->nst = t->nres = 0;
+	tb_hmap_clear(&t->fn_index);
+	tb_hmap_clear(&t->fr_index);
+	tb_hmap_clear(&t->st_index);
+	tb_hmap_clear(&t->res_index);
 }
 
 /* One thread: its stacks are list[0..n) (indices into p->stacks). */
@@ -708,14 +715,14 @@ int tb_write_gecko(const struct tb_profile *p, FILE *f)
 	for (uint32_t k = 0; k < g->ops.n; k++)
 		free(g->ops.names[k]);
 	free(g->ops.names);
-	tb_keymap_free(&g->t.funcs);
-	tb_keymap_free(&g->t.frames);
-	tb_keymap_free(&g->t.stacks);
-	tb_keymap_free(&g->t.res);
+	tb_hmap_free(&g->t.fn_index);
+	tb_hmap_free(&g->t.fr_index);
+	tb_hmap_free(&g->t.st_index);
+	tb_hmap_free(&g->t.res_index);
 	free(g->t.fn);
 	free(g->t.fr);
 	free(g->t.st);
-	free(g->t.resname);
+	free(g->t.res);
 	free(g->mk);
 	free(g->s.of_sid);
 	free(g->s.list);

@@ -3,12 +3,13 @@
  * thread defined on an earlier line than its first use, so a reader can
  * process the file line by line.  Stacks are merged by (thread, frames,
  * leaf opcode) and written in a deterministic (sorted) order. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include "lib/mem.h"
 #include "lib/jsonw.h"
-#include "lib/keymap.h"
+#include "lib/hashmap.h"
 #include "cpython/opcodes.h"
 #include "out/format.h"
 
@@ -21,6 +22,7 @@ struct jframe {
 	uint32_t out;                 /* id in the file, NONE until written */
 	uint64_t self, total, stamp;
 };
+#define JFRAME_KEY offsetof(struct jframe, out)   /* the key: names and lines */
 
 struct seq {                      /* one stack: frame indices root first */
 	uint32_t *idx, len, thread, opcode;  /* opcode: index in names, NONE */
@@ -31,9 +33,9 @@ struct seq {                      /* one stack: frame indices root first */
 struct ctx {
 	const struct tb_profile *p;
 	FILE *f;
-	struct tb_keymap fmap;
 	struct jframe *fr;
-	uint32_t capfr;
+	uint32_t nfr, capfr;
+	struct tb_hmap fr_index;      /* (qualname, filename, first_line, line) -> fr */
 	uint32_t *str_out;            /* strtab id -> file id + 1 */
 	char **ops;                   /* opcode names */
 	uint32_t *op_out;             /* opcode name -> file id + 1 */
@@ -47,18 +49,16 @@ static uint32_t frame_of(struct ctx *g, const struct tb_sframe *sf)
 	const struct tb_profile *p = g->p;
 	const struct tb_code *c = &p->sym.codes[sf->code];
 	struct tb_location loc;
-	int added;
+	struct jframe fr;
 	uint32_t i;
 
 	tb_sym_location(&p->sym, sf->code, sf->offset, &loc);
-	if (loc.line < 0)
-		loc.line = -1;
-	i = tb_keymap_get(&g->fmap, c->qualname, c->filename, (uint32_t)c->firstlineno,
-			  (uint32_t)loc.line, &added);
-	if (added) {
-		g->fr = tb_grow(g->fr, &g->capfr, i + 1, sizeof(*g->fr), 64);
-		g->fr[i] = (struct jframe){ c->qualname, c->filename, c->firstlineno, loc.line, NONE,
-					    0, 0, 0 };
+	fr = (struct jframe){ c->qualname, c->filename, c->firstlineno, loc.line < 0 ? -1 : loc.line,
+			      NONE, 0, 0, 0 };
+	i = tb_hmap_intern_key(&g->fr_index, g->fr, sizeof(*g->fr), &fr, JFRAME_KEY, g->nfr);
+	if (i == g->nfr) {
+		g->fr = tb_grow(g->fr, &g->capfr, g->nfr + 1, sizeof(*g->fr), 64);
+		g->fr[g->nfr++] = fr;
 	}
 	return i;
 }
@@ -291,7 +291,7 @@ int tb_write_jsonl(const struct tb_profile *p, FILE *f)
 	by_out = malloc(((size_t)g->nframes + 1) * sizeof(uint32_t));
 	if (!by_out)
 		abort();
-	for (uint32_t i = 0; i < g->fmap.n; i++)
+	for (uint32_t i = 0; i < g->nfr; i++)
 		if (g->fr[i].out != NONE)
 			by_out[g->fr[i].out] = i;
 	for (uint32_t k = 0; k < g->nframes; k++)
@@ -311,7 +311,7 @@ int tb_write_jsonl(const struct tb_profile *p, FILE *f)
 	free(g->op_out);
 	free(g->fr);
 	free(g->str_out);
-	tb_keymap_free(&g->fmap);
+	tb_hmap_free(&g->fr_index);
 	free(g);
 	return ferror(f) ? -1 : 0;
 }

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "lib/hashmap.h"
 #include "lib/mem.h"
+#include "lib/utf8.h"
 #include "model/functab.h"
 #include "out/format.h"
 
@@ -22,7 +24,7 @@ enum { P_SAMPLE_TYPE = 1, P_SAMPLE, P_MAPPING, P_LOCATION, P_FUNCTION, P_STRING_
 struct locs {           /* (function index, line) -> location id */
 	uint64_t *keys;
 	uint32_t n, cap;
-	uint32_t *slots, nslots;
+	struct tb_hmap index;
 };
 
 static void varint(struct tb_buf *b, uint64_t v)
@@ -59,39 +61,15 @@ static void field_msg(struct tb_buf *b, unsigned field, struct tb_buf *m)
 
 static uint32_t loc_id(struct locs *t, uint32_t func, int32_t line, int *is_new)
 {
-	uint64_t key = ((uint64_t)func << 32) | (uint32_t)line;
-	uint32_t j;
+	const uint64_t key = ((uint64_t)func << 32) | (uint32_t)line;
+	uint32_t i = tb_hmap_intern_key(&t->index, t->keys, sizeof(*t->keys), &key, sizeof(key), t->n);
 
-	*is_new = 0;
-	if ((t->n + 1) * 2 >= t->nslots) {
-		uint32_t n = t->nslots ? t->nslots * 2 : 1024;
-
-		free(t->slots);
-		t->slots = calloc(n, sizeof(uint32_t));
-		if (!t->slots)
-			abort();
-		t->nslots = n;
-		for (uint32_t i = 0; i < t->n; i++) {
-			j = (uint32_t)tb_hash_bytes(&t->keys[i], 8, 9) & (n - 1);
-			while (t->slots[j])
-				j = (j + 1) & (n - 1);
-			t->slots[j] = i + 1;
-		}
+	*is_new = i == t->n;
+	if (*is_new) {
+		t->keys = tb_grow(t->keys, &t->cap, t->n + 1, sizeof(*t->keys), 256);
+		t->keys[t->n++] = key;
 	}
-	for (j = (uint32_t)tb_hash_bytes(&key, 8, 9) & (t->nslots - 1); t->slots[j];
-	     j = (j + 1) & (t->nslots - 1))
-		if (t->keys[t->slots[j] - 1] == key)
-			return t->slots[j];
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 256;
-		t->keys = realloc(t->keys, (size_t)t->cap * sizeof(*t->keys));
-		if (!t->keys)
-			abort();
-	}
-	t->keys[t->n] = key;
-	t->slots[j] = ++t->n;
-	*is_new = 1;
-	return t->n; /* ids start at 1 */
+	return i + 1; /* ids start at 1 */
 }
 
 struct ctx {
@@ -200,39 +178,20 @@ static void functions(struct ctx *c, struct tb_buf *out)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid (protobuf
+/* A string_table entry, invalid UTF-8 bytes replaced by U+FFFD (protobuf
  * strings must be UTF-8; names come from the targets). */
-static int utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
-			return 0;
-		return 3;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80 ||
-		    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
-/* A string_table entry, invalid UTF-8 bytes replaced by U+FFFD. */
 static void string_entry(struct tb_buf *out, struct tb_buf *tmp, const char *str)
 {
 	const unsigned char *u = (const unsigned char *)str;
 
 	tmp->n = 0;
 	while (*u) {
-		int n = utf8_len(u);
+		int n = tb_utf8_len_z(u);
 
-		tb_buf_put(tmp, n ? (const void *)u : "\xef\xbf\xbd", n ? (size_t)n : 3);
+		if (n)
+			tb_buf_put(tmp, u, (size_t)n);
+		else
+			tb_buf_put(tmp, TB_UTF8_REPLACEMENT, sizeof(TB_UTF8_REPLACEMENT) - 1);
 		u += n ? n : 1;
 	}
 	field_bytes(out, P_STRING_TABLE, tmp->d, tmp->n);
@@ -302,7 +261,7 @@ int tb_write_pprof(const struct tb_profile *p, FILE *f)
 	free(c.locations.d);
 	free(c.m.d);
 	free(c.locs.keys);
-	free(c.locs.slots);
+	tb_hmap_free(&c.locs.index);
 	tb_functab_free(&c.funcs);
 	tb_strtab_free(&c.strs);
 	return rc || ferror(f) ? -1 : 0;

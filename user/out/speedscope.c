@@ -4,6 +4,7 @@
  * are root-first stacks of frame indices weighted in seconds of CPU. */
 #include <stdlib.h>
 #include <string.h>
+#include "lib/hashmap.h"
 #include "lib/mem.h"
 #include "lib/jsonw.h"
 #include "out/format.h"
@@ -11,7 +12,7 @@
 #define MARK_TRUNCATED UINT32_MAX       /* qualname of the marker frames */
 #define MARK_PARTIAL (UINT32_MAX - 1)
 
-struct sframe {
+struct sframe {          /* the whole of it is the key */
 	uint32_t qualname, filename;
 	int32_t line;
 };
@@ -19,7 +20,7 @@ struct sframe {
 struct frames {
 	struct sframe *f;
 	uint32_t n, cap;
-	uint32_t *slots, nslots;
+	struct tb_hmap index;   /* (qualname, filename, line) -> frame */
 };
 
 struct seq {            /* one stack of a thread: frame indices, root first */
@@ -29,59 +30,16 @@ struct seq {            /* one stack of a thread: frame indices, root first */
 	int merged;         /* folded into the next one (same frames) */
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		abort();
-	return p;
-}
-
-static uint64_t frame_hash(uint32_t q, uint32_t f, int32_t line)
-{
-	uint64_t k[2] = { ((uint64_t)q << 32) | f, (uint32_t)line };
-
-	return tb_hash_bytes(k, sizeof(k), 5);
-}
-
-static void rehash(struct frames *t)
-{
-	uint32_t n = t->nslots ? t->nslots * 2 : 1024;
-
-	free(t->slots);
-	t->slots = calloc(n, sizeof(uint32_t));
-	if (!t->slots)
-		abort();
-	t->nslots = n;
-	for (uint32_t i = 0; i < t->n; i++) {
-		uint32_t j = (uint32_t)frame_hash(t->f[i].qualname, t->f[i].filename, t->f[i].line) & (n - 1);
-
-		while (t->slots[j])
-			j = (j + 1) & (n - 1);
-		t->slots[j] = i + 1;
-	}
-}
-
 static uint32_t frame_index(struct frames *t, uint32_t q, uint32_t f, int32_t line)
 {
-	uint32_t j;
+	const struct sframe key = { q, f, line };
+	uint32_t i = tb_hmap_intern_key(&t->index, t->f, sizeof(*t->f), &key, sizeof(key), t->n);
 
-	if ((t->n + 1) * 2 >= t->nslots)
-		rehash(t);
-	for (j = (uint32_t)frame_hash(q, f, line) & (t->nslots - 1); t->slots[j];
-	     j = (j + 1) & (t->nslots - 1)) {
-		const struct sframe *g = &t->f[t->slots[j] - 1];
-
-		if (g->qualname == q && g->filename == f && g->line == line)
-			return t->slots[j] - 1;
+	if (i == t->n) {
+		t->f = tb_grow(t->f, &t->cap, t->n + 1, sizeof(*t->f), 256);
+		t->f[t->n++] = key;
 	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 256;
-		t->f = xrealloc(t->f, (size_t)t->cap * sizeof(*t->f));
-	}
-	t->f[t->n] = (struct sframe){ q, f, line };
-	t->slots[j] = ++t->n;
-	return t->n - 1;
+	return i;
 }
 
 /* The stack as root-first frame indices (markers, then callers to callee). */
@@ -91,7 +49,7 @@ static void stack_seq(const struct tb_profile *p, struct frames *fr, const struc
 	const struct tb_sframe *f = tb_stack_frames(p, s);
 	uint32_t n = 0;
 
-	out->idx = xrealloc(NULL, ((size_t)s->depth + 2) * sizeof(uint32_t));
+	out->idx = tb_calloc((size_t)s->depth + 2, sizeof(uint32_t));
 	out->count = s->count;
 	out->merged = 0;
 	if (s->kind & TB_SK_TRUNCATED)
@@ -135,7 +93,7 @@ static void write_profile(FILE *f, const struct tb_profile *p, uint32_t thread, 
 	const struct tb_tinfo *t = &p->threads[thread];
 	const char *tname = tb_str(&p->strs, t->name);
 	size_t len = strlen(tname) + 64;
-	char *name = xrealloc(NULL, len);
+	char *name = tb_calloc(len, 1);
 	uint64_t total = 0;
 	int first = 1;
 
@@ -208,19 +166,18 @@ static void write_name(FILE *f, const struct tb_profile *p)
 int tb_write_speedscope(const struct tb_profile *p, FILE *f)
 {
 	struct frames fr = { 0 };
-	uint32_t *start = xrealloc(NULL, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
-	struct seq *q = xrealloc(NULL, (size_t)p->nstacks * sizeof(*q));
+	uint32_t *start = tb_calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
+	struct seq *q = tb_calloc(p->nstacks, sizeof(*q));
 	uint32_t nprof = 0;
 
 	/* stacks bucketed by thread: start[t] .. start[t + 1] */
-	memset(start, 0, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		if (p->stacks[i].count) /* wall mode: an off-CPU stack may have no weight yet */
 			start[p->stacks[i].thread + 1]++;
 	for (uint32_t t = 0; t < p->nthreads; t++)
 		start[t + 1] += start[t];
 	{
-		uint32_t *fill = xrealloc(NULL, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
+		uint32_t *fill = tb_calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
 
 		memcpy(fill, start, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
 		for (uint32_t i = 0; i < p->nstacks; i++)
@@ -247,6 +204,6 @@ int tb_write_speedscope(const struct tb_profile *p, FILE *f)
 	free(q);
 	free(start);
 	free(fr.f);
-	free(fr.slots);
+	tb_hmap_free(&fr.index);
 	return ferror(f) ? -1 : 0;
 }

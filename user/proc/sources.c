@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/mem.h"
 #include "proc/rootfs.h"
 #include "proc/sources.h"
 
@@ -59,22 +60,31 @@ static const char *read_source(pid_t pid, const char *name, char **text, size_t 
 	return NULL;
 }
 
+/* The first source read for path (a source's path is its first field). */
+static uint32_t first_of(const struct tb_sources *ss, uint32_t path)
+{
+	return tb_hmap_find_key(&ss->by_path, ss->s, sizeof(*ss->s), &path, sizeof(path));
+}
+
 void tb_sources_note(struct tb_sources *ss, pid_t pid, uint32_t path, const char *name)
 {
 	uint64_t ns = mount_ns(pid);
+	uint32_t i = first_of(ss, path), last = TB_HMAP_NONE;
 	struct tb_source *s;
 
-	for (uint32_t i = 0; i < ss->n; i++)
-		if (ss->s[i].path == path && ss->s[i].mntns == ns)
+	/* one per mount namespace the path was seen in: a short chain */
+	for (; i != TB_HMAP_NONE; i = ss->s[i].next - 1) {
+		if (ss->s[i].mntns == ns)
 			return;
+		last = i;
+	}
 	if (ss->n >= TB_SOURCES_MAX_FILES)
 		return;
-	if (ss->n == ss->cap) {
-		ss->cap = ss->cap ? ss->cap * 2 : 64;
-		ss->s = realloc(ss->s, ss->cap * sizeof(*ss->s));
-		if (!ss->s)
-			abort();
-	}
+	ss->s = tb_grow(ss->s, &ss->cap, ss->n + 1, sizeof(*ss->s), 64);
+	if (last == TB_HMAP_NONE)
+		tb_hmap_intern_key(&ss->by_path, ss->s, sizeof(*ss->s), &path, sizeof(path), ss->n);
+	else
+		ss->s[last].next = ss->n + 1;
 	s = &ss->s[ss->n++];
 	memset(s, 0, sizeof(*s));
 	s->path = path;
@@ -92,12 +102,11 @@ const struct tb_source *tb_sources_find(const struct tb_sources *ss, uint32_t pa
 {
 	const struct tb_source *any = NULL;
 
-	for (uint32_t i = 0; i < ss->n; i++)
-		if (ss->s[i].path == path) {
-			if (ss->s[i].text)
-				return &ss->s[i];
-			any = &ss->s[i];
-		}
+	for (uint32_t i = first_of(ss, path); i != TB_HMAP_NONE; i = ss->s[i].next - 1) {
+		if (ss->s[i].text)
+			return &ss->s[i];
+		any = &ss->s[i];
+	}
 	return any;
 }
 
@@ -106,5 +115,6 @@ void tb_sources_free(struct tb_sources *ss)
 	for (uint32_t i = 0; i < ss->n; i++)
 		free(ss->s[i].text);
 	free(ss->s);
+	tb_hmap_free(&ss->by_path);
 	memset(ss, 0, sizeof(*ss));
 }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "lib/hashmap.h"
 
 #define TB_SOURCE_MAX_BYTES (4u << 20)   /* one file */
 #define TB_SOURCES_MAX_FILES 4096
@@ -16,12 +17,14 @@ struct tb_source {
 	char *text;           /* NULL when missing */
 	size_t len;
 	const char *missing;  /* why it is missing (static string) */
+	uint32_t next;        /* the next one read for the same path + 1 (0: none) */
 };
 
 struct tb_sources {
 	struct tb_source *s;
 	uint32_t n, cap;
 	size_t total;
+	struct tb_hmap by_path;  /* path -> the first one read for it */
 };
 
 /* Read path (strtab id `path`, text `name`) as process pid sees it, once per
