@@ -1,4 +1,4 @@
-/* cmd_dump.c: `tachyon-bpf dump PID [--json]`: the current Python stack of
+/* dump.c: `tachyon-bpf dump PID [--json]`: the current Python stack of
  * every thread of a process, once, read without stopping it (no BPF). */
 #include <getopt.h>
 #include <stdio.h>

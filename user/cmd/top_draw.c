@@ -1,4 +1,4 @@
-/* topdraw.c: lays out a frame of tachyon-bpf top.  Every line is placed
+/* top_draw.c: lays out a frame of tachyon-bpf top.  Every line is placed
  * with a cursor move and cut to the width in columns (one per code point,
  * control bytes shown as '?'), so nothing wraps; the selected row is shown
  * in reverse video. */

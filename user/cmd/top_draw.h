@@ -1,4 +1,4 @@
-/* topdraw.h: one frame of tachyon-bpf top as ANSI text for a terminal of
+/* top_draw.h: one frame of tachyon-bpf top as ANSI text for a terminal of
  * a given size: status lines, the function table, the instruction panel. */
 #ifndef TB_TOPDRAW_H
 #define TB_TOPDRAW_H

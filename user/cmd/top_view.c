@@ -1,4 +1,4 @@
-/* topview.c: sliding-window function statistics for tachyon-bpf top.  The
+/* top_view.c: sliding-window function statistics for tachyon-bpf top.  The
  * profile keeps cumulative counts per unique stack; every second the
  * increase of each stack becomes a bucket, and a view sums the buckets of
  * the window for the stacks its filter keeps. */

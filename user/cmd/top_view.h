@@ -1,4 +1,4 @@
-/* topview.h: the model behind tachyon-bpf top: per-second buckets of new
+/* top_view.h: the model behind tachyon-bpf top: per-second buckets of new
  * samples per stack, summed over a sliding window into per-function own
  * and total counts, with a process / thread filter and a selection. */
 #ifndef TB_TOPVIEW_H

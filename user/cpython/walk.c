@@ -1,4 +1,4 @@
-/* pywalk.c: reads every thread's frame chain out of a running process
+/* walk.c: reads every thread's frame chain out of a running process
  * (process_vm_readv, no stop), with the layout the BPF walker uses: shim
  * frames skipped, code objects type-checked, every loop and read bounded. */
 #include <stdlib.h>

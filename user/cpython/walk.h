@@ -1,4 +1,4 @@
-/* pywalk.h: walk the Python stacks of every thread of a process from user
+/* walk.h: walk the Python stacks of every thread of a process from user
  * space (for `dump`), with the same layout data the BPF program uses. */
 #ifndef TB_PYWALK_H
 #define TB_PYWALK_H

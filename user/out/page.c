@@ -1,4 +1,4 @@
-/* html.c: the page writers (flame graph, heatmap).  The page template is embedded in
+/* page.c: the page writers (flame graph, heatmap).  The page template is embedded in
  * the binary (assets.S); the tree JSON is zlib-compressed, base64-encoded
  * and put in place of @@TB_DATA@@, so the page is one self-contained file
  * that the browser inflates with DecompressionStream. */

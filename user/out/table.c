@@ -1,4 +1,4 @@
-/* pstats.c: the pstats-style text table (`-o x.txt`): one row per function
+/* table.c: the pstats-style text table (`-o x.txt`): one row per function
  * with own (self) and total samples, their shares of the Python samples and
  * their time (samples / rate), sorted by p->sort_key (--sort own|total|name)
  * and cut at p->limit rows (--limit N, 0 = all). */

@@ -1,4 +1,4 @@
-/* capture.h: capture files (`-o capture.tbp`), the agent's own format:
+/* tbp.h: capture files (`-o capture.tbp`), the agent's own format:
  * everything a profile holds, so that any output can be rendered later
  * (`tachyon-bpf render`).  Layout: docs/capture-format.md. */
 #ifndef TB_CAPTURE_H

@@ -1,4 +1,4 @@
-/* capture_read.c: reads a capture file back into a profile that every
+/* tbp_read.c: reads a capture file back into a profile that every
  * writer can render.  The file is untrusted: every count is bounded by the
  * bytes left before anything is allocated, every index is range-checked,
  * and any problem ends the read with one sentence (docs/capture-format.md). */

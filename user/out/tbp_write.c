@@ -1,4 +1,4 @@
-/* capture_write.c: writes a profile as a capture file (`-o capture.tbp`):
+/* tbp_write.c: writes a profile as a capture file (`-o capture.tbp`):
  * a fixed header, then one zlib stream holding the metadata, strings,
  * processes, threads, code objects and aggregated stacks, as little-endian
  * fixed-width integers (docs/capture-format.md). */

@@ -1,4 +1,4 @@
-/* json.c: the tree JSON writer (`-o profile.json`, docs/profile-json.md). */
+/* tree_json.c: the tree JSON writer (`-o profile.json`, docs/profile-json.md). */
 #include <sys/utsname.h>
 #include "lib/jsonw.h"
 #include "cpython/opcodes.h"

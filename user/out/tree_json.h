@@ -1,4 +1,4 @@
-/* treejson.h: pieces of the tree JSON writer, for writers that extend it
+/* tree_json.h: pieces of the tree JSON writer, for writers that extend it
  * (the differential profile). */
 #ifndef TB_TREEJSON_H
 #define TB_TREEJSON_H
