@@ -122,13 +122,19 @@ def test_fifo_not_opened():
 
 # ---- outputs cannot be redirected -------------------------------------------
 
-def test_planted_temp_symlink():
-    d = os.path.join(TMP, "outdir")
+def shared_dir_and_victim(name):
+    """A world-writable sticky directory (like /tmp) and a root-owned file an attacker wants clobbered."""
+    d = os.path.join(TMP, name)
     os.mkdir(d)
     os.chmod(d, 0o1777)
-    victim = os.path.join(TMP, "victim")
+    victim = os.path.join(TMP, name + "-victim")
     with open(victim, "w") as f:
         f.write("precious\n")
+    return d, victim
+
+
+def test_planted_temp_symlink():
+    d, victim = shared_dir_and_victim("outdir")
     final = os.path.join(d, "p.json")
     proc = subprocess.Popen([BIN, "-q", "-r", "99", "-d", "1.5", "-o", final, "--", PY, "-c", SPIN % 5],
                             stderr=subprocess.PIPE)
@@ -144,12 +150,7 @@ def test_planted_temp_symlink():
 
 
 def test_planted_final_symlink():
-    d = os.path.join(TMP, "outdir2")
-    os.mkdir(d)
-    os.chmod(d, 0o1777)
-    victim = os.path.join(TMP, "victim2")
-    with open(victim, "w") as f:
-        f.write("precious\n")
+    d, victim = shared_dir_and_victim("outdir2")
     final = os.path.join(d, "q.json")
     os.symlink(victim, final)
     r = agent(["-q", "-r", "99", "-d", "1", "-o", final, "--", PY, "-c", SPIN % 3])

@@ -17,6 +17,7 @@
 #include "out/tbp.h"
 #include "out/format.h"
 #include "model/profile.h"
+#include "helpers.h"
 
 #define PID 4242
 #define FLIPS 3000
@@ -26,11 +27,6 @@ static const unsigned char LT311[] = {
 	0x80, 0x00, 0xd8, 0x08, 0x09, 0x80, 0x41, 0xdd, 0x0d, 0x12, 0x90, 0x31, 0x89, 0x58, 0x8c, 0x58,
 	0xf0, 0x00, 0x01, 0x05, 0x13, 0xf0, 0x00, 0x01, 0x05, 0x13, 0x88, 0x01, 0xd8, 0x08, 0x09, 0x88,
 	0x51, 0x90, 0x11, 0x89, 0x55, 0x89, 0x0a, 0x88, 0x01, 0x88, 0x01, 0xd8, 0x0b, 0x0c, 0x80, 0x48,
-};
-
-struct rec {
-	struct tb_sample_hdr h;
-	struct tb_frame f[4];
 };
 
 struct bytes {
@@ -51,25 +47,26 @@ static uint64_t next_rand(void)
 static void add(struct tb_profile *p, uint32_t tid, uint16_t flags, int n, const uint64_t *codes,
 		const int32_t *offsets, uint64_t count)
 {
-	struct rec r;
+	struct tb_sample_hdr h;
+	struct tb_frame f[4];
 
-	memset(&r, 0, sizeof(r));
-	r.h.pid = PID;
-	r.h.tid = tid;
-	r.h.ns_tid = tid + 1000;
-	r.h.ns_pid = 7;
-	r.h.time_ns = 1000 + count;
-	r.h.flags = flags;
-	r.h.depth = (uint16_t)n;
+	memset(&h, 0, sizeof(h));
+	memset(f, 0, sizeof(f));
+	h.pid = PID;
+	h.tid = tid;
+	h.ns_tid = tid + 1000;
+	h.ns_pid = 7;
+	h.time_ns = 1000 + count;
+	h.flags = flags;
+	h.depth = (uint16_t)n;
 	for (int i = 0; i < n; i++) {
-		r.f[i].code = codes[i];
-		r.f[i].code_id = (uint16_t)(codes[i] >> 12);
-		r.f[i].offset = offsets ? offsets[i] : -2;
-		r.f[i].opcode = (uint8_t)(0x40 + i);
-		r.f[i].flags = i ? TB_FF_NO_OPCODE : 0;
+		f[i].code = codes[i];
+		f[i].code_id = (uint16_t)(codes[i] >> 12);
+		f[i].offset = offsets ? offsets[i] : -2;
+		f[i].opcode = (uint8_t)(0x40 + i);
+		f[i].flags = i ? TB_FF_NO_OPCODE : 0;
 	}
-	for (uint64_t c = 0; c < count; c++)
-		assert_int_equal(tb_profile_add_record(p, &r, sizeof(r.h) + (size_t)n * sizeof(r.f[0])), 0);
+	th_send(p, &h, f, count);
 }
 
 /* A profile with every kind of content the format holds. */
@@ -138,16 +135,7 @@ static void build_profile(struct tb_profile *p)
 static char *render(int (*w)(const struct tb_profile *, FILE *), const struct tb_profile *p,
 		    size_t *len)
 {
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *m = open_memstream(&buf, &n);
-
-	assert_non_null(m);
-	assert_int_equal(w(p, m), 0);
-	fclose(m);
-	if (len)
-		*len = n;
-	return buf;
+	return th_render(w, p, len);
 }
 
 static struct bytes capture_bytes(const struct tb_profile *p)
@@ -637,21 +625,6 @@ static void test_speedscope_content(void **state)
 	tb_profile_free(&p);
 }
 
-static uint64_t pb_varint(const unsigned char **d, const unsigned char *end)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0; *d < end && shift < 64; shift += 7) {
-		unsigned char b = *(*d)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	fail_msg("bad varint");
-	return 0;
-}
-
 /* pprof: gzip, then the top-level fields of a Profile message */
 static void test_pprof_structure(void **state)
 {
@@ -677,12 +650,12 @@ static void test_pprof_structure(void **state)
 	n = zs.total_out;
 	inflateEnd(&zs);
 	for (d = raw, end = raw + n; d < end;) {
-		uint64_t key = pb_varint(&d, end), field = key >> 3;
+		uint64_t key = th_varint("pprof", &d, end), field = key >> 3;
 
 		assert_true(field > 0 && field < 16);
 		counts[field]++;
 		if ((key & 7) == 2) {
-			uint64_t len = pb_varint(&d, end);
+			uint64_t len = th_varint("pprof", &d, end);
 
 			assert_true(len <= (uint64_t)(end - d));
 			if (field == 6 && first_string) {
@@ -692,7 +665,7 @@ static void test_pprof_structure(void **state)
 			d += len;
 		} else {
 			assert_int_equal(key & 7, 0);
-			pb_varint(&d, end);
+			th_varint("pprof", &d, end);
 		}
 	}
 	assert_int_equal(counts[1], 2);           /* sample_type: samples/count, cpu/nanoseconds */

@@ -12,44 +12,24 @@
 #include <cmocka.h>
 #include "out/diff.h"
 #include "model/profile.h"
+#include "helpers.h"
 
 #define PID 2000000000 /* no such process: names come from the records */
 
 static void make(struct tb_profile *p, unsigned hz, double duration, uint64_t slow, uint64_t fast)
 {
-	struct tb_target t;
-	struct {
-		struct tb_sample_hdr h;
-		struct tb_frame f[2];
-	} r;
-	const uint64_t codes[2] = { 0x1000, 0x2000 };
+	const uint64_t stacks[2][2] = { { 0x1000, 0x3000 }, { 0x2000, 0x3000 } };
 	const uint64_t counts[2] = { slow, fast };
 
 	tb_profile_init(p);
-	memset(&t, 0, sizeof(t));
-	t.pid = PID;
-	snprintf(t.comm, sizeof(t.comm), "python3");
-	assert_int_equal(tb_layout_builtin(0x030c01f0, &t.layout), 0);
-	tb_profile_add_process(p, &t);
+	th_add_process(p, PID, "python3", NULL, 0x030c01f0);
 	p->hz = hz;
 	p->duration_s = duration;
 	tb_sym_insert(&p->sym, PID, 0x1000, 1, 12, "slow", "/a.py", 1, NULL, 0);
 	tb_sym_insert(&p->sym, PID, 0x2000, 2, 12, "fast", "/a.py", 9, NULL, 0);
 	tb_sym_insert(&p->sym, PID, 0x3000, 3, 12, "main", "/a.py", 20, NULL, 0);
-	for (int k = 0; k < 2; k++) {
-		memset(&r, 0, sizeof(r));
-		r.h.pid = PID;
-		r.h.tid = PID;
-		r.h.depth = 2;
-		r.f[0].code = codes[k];
-		r.f[0].code_id = (uint16_t)(k + 1);
-		r.f[0].offset = -2;
-		r.f[1].code = 0x3000;
-		r.f[1].code_id = 3;
-		r.f[1].offset = -2;
-		for (uint64_t i = 0; i < counts[k]; i++)
-			assert_int_equal(tb_profile_add_record(p, &r, sizeof(r)), 0);
-	}
+	for (int k = 0; k < 2; k++)
+		th_add_stack(p, PID, PID, 2, stacks[k], NULL, counts[k], 0, -1);
 }
 
 static char *diff_json(struct tb_profile *b, struct tb_profile *c, double band)

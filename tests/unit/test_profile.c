@@ -12,19 +12,14 @@
 #include "out/format.h"
 #include "model/profile.h"
 #include "model/tree.h"
+#include "helpers.h"
 
 #define PID 4242
 
 static void setup_profile(struct tb_profile *p)
 {
-	struct tb_target t;
-
 	tb_profile_init(p);
-	memset(&t, 0, sizeof(t));
-	t.pid = PID;
-	snprintf(t.comm, sizeof(t.comm), "python3.11");
-	assert_int_equal(tb_layout_builtin(0x030b02f0, &t.layout), 0);
-	tb_profile_add_process(p, &t);
+	th_add_process(p, PID, "python3.11", NULL, 0x030b02f0);
 	p->hz = 100;
 	p->min_fraction = 0.001;
 	/* code objects: 0x1000 main, 0x2000 work, 0x3000 other (no line table: firstlineno) */
@@ -33,6 +28,7 @@ static void setup_profile(struct tb_profile *p)
 	tb_sym_insert(&p->sym, PID, 0x3000, 3, 11, "Klass.other", "/lib/x.py", 30, NULL, 0);
 }
 
+/* a record whose fields a test sets itself */
 struct rec {
 	struct tb_sample_hdr h;
 	struct tb_frame f[4];
@@ -41,34 +37,12 @@ struct rec {
 /* frames given innermost first, as the BPF program sends them */
 static void add(struct tb_profile *p, uint32_t tid, int n, const uint64_t *codes, uint64_t count)
 {
-	struct rec r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.pid = PID;
-	r.h.tid = tid;
-	r.h.ns_tid = tid;
-	r.h.time_ns = 1000 + count;
-	r.h.depth = (uint16_t)n;
-	for (int i = 0; i < n; i++) {
-		r.f[i].code = codes[i];
-		r.f[i].code_id = (uint16_t)(codes[i] >> 12);
-		r.f[i].offset = -2;
-		r.f[i].flags = TB_FF_NO_OPCODE;
-	}
-	for (uint64_t c = 0; c < count; c++)
-		assert_int_equal(tb_profile_add_record(p, &r, sizeof(r.h) + (size_t)n * sizeof(r.f[0])), 0);
+	th_add_stack(p, PID, tid, n, codes, NULL, count, 0, -1);
 }
 
 static char *render(int (*w)(const struct tb_profile *, FILE *), const struct tb_profile *p)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-
-	assert_non_null(m);
-	assert_int_equal(w(p, m), 0);
-	fclose(m);
-	return buf;
+	return th_render(w, p, NULL);
 }
 
 static void test_malformed_records(void **state)

@@ -27,6 +27,7 @@
 #include "out/tbp.h"
 #include "model/profile.h"
 #include "json_check.h"
+#include "helpers.h"
 
 #define PID 4242
 #define MAXIDS 4096
@@ -238,35 +239,19 @@ static void check_html(const char *what, const char *d, size_t n)
 	free(z);
 }
 
-static uint64_t pb_varint(const char *what, const unsigned char **d, const unsigned char *end)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0; *d < end && shift < 64; shift += 7) {
-		unsigned char b = *(*d)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	fail_msg("%s: bad varint", what);
-	return 0;
-}
-
-/* gzip, then protobuf wire format: every top-level field well formed. */
 static void check_proto_gz(const char *what, const char *d, size_t n)
 {
 	struct out raw = inflate_all(what, (const unsigned char *)d, n, 31);
 	const unsigned char *p = (const unsigned char *)raw.d, *end = p + raw.n;
 
 	while (p < end) {
-		uint64_t key = pb_varint(what, &p, end), len;
+		uint64_t key = th_varint(what, &p, end), len;
 
 		if (!(key >> 3))
 			fail_msg("%s: field number 0", what);
 		switch (key & 7) {
 		case 0:
-			pb_varint(what, &p, end);
+			th_varint(what, &p, end);
 			break;
 		case 1:
 		case 5:
@@ -276,7 +261,7 @@ static void check_proto_gz(const char *what, const char *d, size_t n)
 			p += len;
 			break;
 		case 2:
-			len = pb_varint(what, &p, end);
+			len = th_varint(what, &p, end);
 			if (len > (uint64_t)(end - p))
 				fail_msg("%s: length past the end", what);
 			p += len;
@@ -346,36 +331,11 @@ static size_t count_lines(struct out o)
 
 /* ---- synthetic profiles ------------------------------------------------------ */
 
-struct rec {
-	struct tb_sample_hdr h;
-	struct tb_frame f[TB_MAX_FRAMES];
-};
-
 /* frames innermost first, as the BPF program sends them */
 static void add_rec(struct tb_profile *p, uint32_t pid, uint32_t tid, int n, const uint64_t *codes,
 		    const int32_t *offsets, uint64_t count, uint16_t flags, int opcode)
 {
-	static struct rec r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.pid = pid;
-	r.h.tid = tid;
-	r.h.ns_tid = tid;
-	r.h.time_ns = 1000;
-	r.h.depth = (uint16_t)n;
-	r.h.flags = flags;
-	for (int i = 0; i < n; i++) {
-		r.f[i].code = codes[i];
-		r.f[i].code_id = (uint16_t)(codes[i] >> 12);
-		r.f[i].offset = offsets ? offsets[i] : -2;
-		r.f[i].flags = TB_FF_NO_OPCODE;
-	}
-	if (opcode >= 0 && n) {
-		r.f[0].flags = 0;
-		r.f[0].opcode = (uint8_t)opcode;
-	}
-	for (uint64_t c = 0; c < count; c++)
-		assert_int_equal(tb_profile_add_record(p, &r, sizeof(r.h) + (size_t)n * sizeof(r.f[0])), 0);
+	th_add_stack(p, pid, tid, n, codes, offsets, count, flags, opcode);
 }
 
 static void add_flags(struct tb_profile *p, uint32_t tid, int n, const uint64_t *codes,
@@ -391,14 +351,7 @@ static void add(struct tb_profile *p, uint32_t tid, int n, const uint64_t *codes
 
 static void add_process(struct tb_profile *p, uint32_t pid, const char *comm, const char *cmdline)
 {
-	struct tb_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.pid = (pid_t)pid;
-	snprintf(t.comm, sizeof(t.comm), "%s", comm);
-	snprintf(t.cmdline, sizeof(t.cmdline), "%s", cmdline);
-	assert_int_equal(tb_layout_builtin(0x030b02f0, &t.layout), 0);
-	tb_profile_add_process(p, &t);
+	th_add_process(p, pid, comm, cmdline, 0x030b02f0);
 }
 
 /* Nothing at all: no rate, no process. */
@@ -424,7 +377,7 @@ static void build_empty(struct tb_profile *p)
 static void build_threads(struct tb_profile *p)
 {
 	const uint64_t mw[] = { 0x2000, 0x1000 }, mo[] = { 0x3000, 0x1000 }, w[] = { 0x2000 };
-	struct rec wake;
+	struct tb_sample_hdr wake;
 
 	tb_profile_init(p);
 	add_process(p, PID, "python3.11", "python3.11 app.py");
@@ -439,11 +392,11 @@ static void build_threads(struct tb_profile *p)
 	add_flags(p, 1, 1, w, 1, TB_F_TRUNCATED, -1);
 	add_flags(p, 1, 2, mw, 1, TB_F_OFF_CPU, -1);
 	memset(&wake, 0, sizeof(wake));
-	wake.h.type = TB_REC_WAKE;
-	wake.h.pid = PID;
-	wake.h.tid = 1;
-	wake.h.value = 50000000; /* 50 ms at 100 Hz: 5 samples */
-	assert_int_equal(tb_profile_add_record(p, &wake, sizeof(wake.h)), 0);
+	wake.type = TB_REC_WAKE;
+	wake.pid = PID;
+	wake.tid = 1;
+	wake.value = 50000000; /* 50 ms at 100 Hz: 5 samples */
+	th_send(p, &wake, &(struct tb_frame){ 0 }, 1);
 	add_flags(p, 2, 2, mw, 3, 0, 100);
 	add_flags(p, 2, 2, mw, 1, TB_F_GC, -1);
 	assert_int_equal(p->python_samples, 17);
