@@ -38,8 +38,9 @@ make -s
 set +e
 
 # cmocka unit tests: count their tests
-make -s $(ls tests/unit/test_*.c | sed 's#tests/unit/\(.*\)\.c#build/tests/\1#') || failed=$((failed + 1))
-for t in build/tests/test_*; do
+unit_bins=$(ls tests/unit/test_*.c | sed 's#tests/unit/\(.*\)\.c#build/tests/\1#')
+make -s -j2 $unit_bins || failed=$((failed + 1))
+for t in $unit_bins; do
 	out=$("$t" 2>&1)
 	rc=$?
 	echo "$out" | tail -3
