@@ -1,8 +1,8 @@
 /* test_termsafe.c: text made safe for a terminal (lib/termsafe.c): C0
  * controls, DEL, C1 controls, bidi controls and invalid UTF-8 escaped;
- * printable ASCII and other UTF-8 kept; the buffer form cut at a whole
- * character with "..."; the FILE form unbounded; and the forged summary
- * line of tests/hostile/run.py comes out without one control byte. */
+ * printable ASCII and other UTF-8 kept; long text written whole across
+ * the writer's chunks; message lines; and the forged summary line of
+ * tests/hostile/run.py comes out without one control byte. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,11 +13,19 @@
 #include <cmocka.h>
 #include "lib/termsafe.h"
 
+/* what tb_termsafe_put writes for s (freed at the next call) */
 static const char *safe(const char *s)
 {
-	static char buf[512];
+	static char *out;
+	size_t len = 0;
+	FILE *f;
 
-	return tb_termsafe(s, buf, sizeof(buf));
+	free(out);
+	out = NULL;
+	f = open_memstream(&out, &len);
+	tb_termsafe_put(f, s);
+	fclose(f);
+	return out;
 }
 
 static void test_kept(void **state)
@@ -70,41 +78,42 @@ static void test_one_char(void **state)
 	assert_memory_equal(out, "\\u202e", 6);
 }
 
-static void test_cut(void **state)
+static void test_long(void **state)
 {
-	char buf[10];
+	char *in = malloc(100001), *want = malloc(400001), *got;
+	size_t n = 0;
 
 	(void)state;
-	assert_string_equal(tb_termsafe("123456789", buf, sizeof(buf)), "123456789");
-	assert_string_equal(tb_termsafe("1234567890", buf, sizeof(buf)), "123456...");
-	/* an escape is never cut in two */
-	assert_string_equal(tb_termsafe("12345\x1b", buf, sizeof(buf)), "12345\\x1b");
-	assert_string_equal(tb_termsafe("123456\x1b", buf, sizeof(buf)), "123456...");
-	assert_string_equal(tb_termsafe("1\x1b\x1b", buf, sizeof(buf)), "1\\x1b\\x1b");
-	assert_string_equal(tb_termsafe("1\x1b\x1b\x1b", buf, sizeof(buf)), "1\\x1b...");
-	/* nor a character */
-	assert_string_equal(tb_termsafe("12345\xf0\x9f\x90\x8d", buf, sizeof(buf)), "12345\xf0\x9f\x90\x8d");
-	assert_string_equal(tb_termsafe("123456\xf0\x9f\x90\x8d", buf, sizeof(buf)), "123456...");
-	assert_string_equal(tb_termsafe("\xf0\x9f\x90\x8d\xf0\x9f\x90\x8d\xf0\x9f\x90\x8d", buf, sizeof(buf)),
-			    "\xf0\x9f\x90\x8d...");
-	assert_string_equal(tb_termsafe("12345", buf, 4), "...");
-	assert_string_equal(tb_termsafe("123", buf, 4), "123");
+	/* every chunk boundary of the writer falls somewhere in an escape */
+	for (int i = 0; i < 100000; i++)
+		in[i] = i % 7 == 0 ? 'a' : i % 7 == 1 ? 0x1b : "bcdef"[i % 5];
+	in[100000] = '\0';
+	for (int i = 0; i < 100000; i++) {
+		if (in[i] == 0x1b) {
+			memcpy(want + n, "\\x1b", 4);
+			n += 4;
+		} else {
+			want[n++] = in[i];
+		}
+	}
+	want[n] = '\0';
+	got = (char *)safe(in);
+	assert_int_equal(strlen(got), n);
+	assert_string_equal(got, want);
+	free(in);
+	free(want);
 }
 
-static void test_put(void **state)
+static void test_line(void **state)
 {
-	char *out = NULL, *in = malloc(100001);
+	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
 	(void)state;
-	memset(in, 0x07, 100000);
-	in[100000] = '\0';
-	tb_termsafe_put(f, in);
+	tb_termsafe_line(f, "tachyon-bpf: skipping ", "pid 7 (\x1b[2J): not a Python process\n0 lost");
 	fclose(f);
-	assert_int_equal(len, 400000);
-	assert_memory_equal(out, "\\x07\\x07", 8);
-	free(in);
+	assert_string_equal(out, "tachyon-bpf: skipping pid 7 (\\x1b[2J): not a Python process\\x0a0 lost\n");
 	free(out);
 }
 
@@ -127,8 +136,8 @@ int main(void)
 		cmocka_unit_test(test_controls),
 		cmocka_unit_test(test_invalid_utf8),
 		cmocka_unit_test(test_one_char),
-		cmocka_unit_test(test_cut),
-		cmocka_unit_test(test_put),
+		cmocka_unit_test(test_long),
+		cmocka_unit_test(test_line),
 		cmocka_unit_test(test_hostile_name),
 	};
 

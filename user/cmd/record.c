@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "lib/cli.h"
+#include "lib/termsafe.h"
 #include "cpython/versions.h"
 #include "out/format.h"
 #include "capture/clock.h"
@@ -321,7 +322,7 @@ int tb_cmd_record(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (tb_session_start(s, err, sizeof(err))) {
-		fprintf(stderr, "tachyon-bpf: %s\n", err);
+		tb_termsafe_line(stderr, "tachyon-bpf: ", err); /* may name a target's files */
 		rc = 1;
 		goto out;
 	}

@@ -42,43 +42,51 @@ size_t tb_termsafe_char(const unsigned char *s, size_t avail, char out[TB_TERMSA
 	return (size_t)n;
 }
 
-const char *tb_termsafe(const char *s, char *buf, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t used = 0, last_fit = 0; /* last_fit: where "..." goes if needed */
-	char one[TB_TERMSAFE_MAX];
+struct chunk {
+	FILE *f;
+	size_t used;
+	char b[256];
+};
 
-	if (len < 4) {
-		if (len)
-			buf[0] = '\0';
-		return buf;
+static void flush_if_full(struct chunk *c, size_t need)
+{
+	if (c->used + need > sizeof(c->b)) {
+		fwrite(c->b, 1, c->used, c->f);
+		c->used = 0;
+	}
+}
+
+/* prefix and end as they are, s made safe: in writes of up to 256 bytes
+ * (stderr is unbuffered: a short line is one write, not one a character) */
+static void put(FILE *f, const char *prefix, const char *s, const char *end)
+{
+	struct chunk c = { .f = f };
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (const char *q = prefix; *q; q++) {
+		flush_if_full(&c, 1);
+		c.b[c.used++] = *q;
 	}
 	while (*p) {
 		size_t n;
 
-		p += tb_termsafe_char(p, 4, one, &n);
-		if (used + n + 1 > len) {
-			memcpy(buf + last_fit, "...", 4);
-			return buf;
-		}
-		memcpy(buf + used, one, n);
-		used += n;
-		if (used + 4 <= len)
-			last_fit = used;
+		flush_if_full(&c, TB_TERMSAFE_MAX);
+		p += tb_termsafe_char(p, 4, c.b + c.used, &n);
+		c.used += n;
 	}
-	buf[used] = '\0';
-	return buf;
+	for (const char *q = end; *q; q++) {
+		flush_if_full(&c, 1);
+		c.b[c.used++] = *q;
+	}
+	fwrite(c.b, 1, c.used, f);
 }
 
 void tb_termsafe_put(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char one[TB_TERMSAFE_MAX];
+	put(f, "", s, "");
+}
 
-	while (*p) {
-		size_t n;
-
-		p += tb_termsafe_char(p, 4, one, &n);
-		fwrite(one, 1, n, f);
-	}
+void tb_termsafe_line(FILE *f, const char *prefix, const char *s)
+{
+	put(f, prefix, s, "\n");
 }

@@ -22,11 +22,10 @@
  * string may pass 4, its NUL ends any sequence): written to out (no NUL),
  * its length in *outlen.  Returns the bytes of s it stands for (1 to 4). */
 size_t tb_termsafe_char(const unsigned char *s, size_t avail, char out[TB_TERMSAFE_MAX], size_t *outlen);
-/* The safe form of the NUL-terminated s in buf (len >= 4 bytes, always
- * NUL-terminated): cut at a whole character, with "..." at the end, when
- * it does not fit.  Returns buf, for printf arguments. */
-const char *tb_termsafe(const char *s, char *buf, size_t len);
 /* The safe form of s written to f, however long. */
 void tb_termsafe_put(FILE *f, const char *s);
+/* One message line: prefix (ours, written as it is), the safe form of s
+ * (a target's or a capture's: an error naming its files, ...), newline. */
+void tb_termsafe_line(FILE *f, const char *prefix, const char *s);
 
 #endif
