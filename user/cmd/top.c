@@ -184,7 +184,7 @@ static void run(struct top *t)
 	double start = tb_mono_s(), last_tick = start;
 	int dirty = 1, full = 0;
 
-	while (!t->quit && !tb_term_stop_requested()) {
+	while (!t->quit && !tb_session_stop_signal()) {
 		double now;
 
 		tb_session_step(&t->s, 10);
