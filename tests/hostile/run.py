@@ -434,6 +434,23 @@ def test_sigpipe():
     return signal_ends_capture(signal.SIGPIPE)
 
 
+def test_closed_stderr():
+    """The reader of stderr goes away (`2>&1 | head -1`): the next progress line
+    ends the capture (EPIPE, not SIGPIPE) and the outputs are still written."""
+    out = os.path.join(TMP, "closed-stderr.json")
+    proc = subprocess.Popen([BIN, "-r", "199", "-o", out, "--", PY, "-c", SPIN % 30], stderr=subprocess.PIPE)
+    first = proc.stderr.readline()
+    proc.stderr.close()
+    try:
+        proc.wait(timeout=20)   # a progress line every 5 s
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, "exit %d after the reader of stderr left" % proc.returncode
+    data = json.load(open(out))
+    assert data["meta"]["samples"] > 0 and first.startswith(b"tachyon-bpf: sampling")
+    return "ended at the next progress line, outputs written (%d samples)" % data["meta"]["samples"]
+
+
 def test_second_ctrl_c_aborts():
     """Two signals sent back to back merge into one pending SIGINT in the
     kernel, and a normal end takes ~50 ms: the command ignores SIGTERM, so
