@@ -175,7 +175,7 @@ int tb_cmd_dump(int argc, char **argv)
 	tb_sym_init(&d->sym, &d->strs);
 	d->n = d->th ? tb_walk_process(&d->t, d->th, TB_WALK_MAX_THREADS, DUMP_MAX_DEPTH, err, sizeof(err)) : -1;
 	if (d->n < 0) {
-		tb_termsafe_line(stderr, "tachyon-bpf: dump: ", d->th ? err : "out of memory");
+		fprintf(stderr, "tachyon-bpf: dump: %s\n", d->th ? err : "out of memory");
 		rc = 1;
 	} else if (json) {
 		print_json(d);
