@@ -81,6 +81,7 @@ counted integration /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/exports.py
 counted python-thread-names bash tests/pythreads/check.sh
 counted top bash tests/top/run.sh
+counted hostile python3 tests/hostile/run.py
 counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 

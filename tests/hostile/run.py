@@ -435,16 +435,39 @@ def test_sigpipe():
     return signal_ends_capture(signal.SIGPIPE)
 
 
+def test_closed_stderr():
+    """The reader of stderr goes away (`2>&1 | head -1`): the next progress line
+    ends the capture (EPIPE, not SIGPIPE) and the outputs are still written."""
+    out = os.path.join(TMP, "closed-stderr.json")
+    proc = subprocess.Popen([BIN, "-r", "199", "-o", out, "--", PY, "-c", SPIN % 30], stderr=subprocess.PIPE)
+    first = proc.stderr.readline()
+    proc.stderr.close()
+    try:
+        proc.wait(timeout=20)   # a progress line every 5 s
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, "exit %d after the reader of stderr left" % proc.returncode
+    data = json.load(open(out))
+    assert data["meta"]["samples"] > 0 and first.startswith(b"tachyon-bpf: sampling")
+    return "ended at the next progress line, outputs written (%d samples)" % data["meta"]["samples"]
+
+
 def test_second_ctrl_c_aborts():
+    """Two signals sent back to back merge into one pending SIGINT in the
+    kernel, and a normal end takes ~50 ms: the command ignores SIGTERM, so
+    the agent is still waiting for it when the second Ctrl-C comes."""
     out = os.path.join(TMP, "twice.json")
-    proc = subprocess.Popen([BIN, "-q", "-r", "199", "-o", out, "--", PY, "-c", SPIN % 30],
+    stubborn = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + SPIN % 8
+    proc = subprocess.Popen([BIN, "-q", "-r", "199", "-o", out, "--", PY, "-c", stubborn],
                             stderr=subprocess.DEVNULL)
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     t0 = time.time()
     proc.wait(timeout=15)
     assert proc.returncode != 0, "a second Ctrl-C still ended normally"
+    assert not os.path.exists(out), "an output was written after the abort"
     return "aborted in %.2f s, exit %d" % (time.time() - t0, proc.returncode)
 
 

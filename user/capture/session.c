@@ -1,8 +1,9 @@
 /* session.c: one capture session for every command that samples (the
  * capture command, top): the table of sampling options (parsing and usage
- * lines), opening the sampler with the watch, attaching the targets (pids,
- * every Python process or a cgroup's, a launched command), one step of the
- * drain loop, whether the targets are done, and the end. */
+ * lines), the signals that end a capture, opening the sampler with the
+ * watch, attaching the targets (pids, every Python process or a cgroup's,
+ * a launched command), one step of the drain loop, whether the targets are
+ * done, and the end. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib/cli.h"
+#include "lib/term.h"
 #include "proc/cgroup.h"
 #include "proc/launch.h"
 #include "capture/clock.h"
@@ -225,6 +227,65 @@ int tb_session_check_targets(struct tb_session_opts *o, char **rest, char *err, 
 	return 0;
 }
 
+/* The signals that end a capture.  The first of any asks the command's
+ * loop to stop: the outputs are written and the exit code is 0.  A later
+ * one that a person sends aborts at once: the terminal is restored, the
+ * launched command stopped, and the exit code is 128 + its number (130
+ * for Ctrl-C); no output is half-written (out/atomic.c). */
+static const struct {
+	int sig;
+	int aborts_later;        /* a second request: a person insists */
+} stop_signals[] = {
+	{ SIGINT, 1 },
+	{ SIGTERM, 1 },
+	{ SIGQUIT, 1 },
+	{ SIGHUP, 0 },           /* the terminal went away (an ssh disconnect) */
+	{ SIGPIPE, 0 },          /* the reader of stderr went away; every later write to it
+				  * raises SIGPIPE again (and fails with EPIPE) */
+};
+
+#define NSTOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+static volatile sig_atomic_t stop_signal;   /* the first one, 0 none yet */
+static volatile sig_atomic_t stop_child;    /* the launched command while it runs, else 0 */
+
+static void on_stop_signal(int sig)
+{
+	if (!stop_signal) {
+		stop_signal = sig;
+		return;
+	}
+	for (size_t i = 0; i < NSTOP_SIGNALS; i++) {
+		if (stop_signals[i].sig == sig && stop_signals[i].aborts_later) {
+			tb_term_leave();
+			if (stop_child > 0)
+				kill((pid_t)stop_child, SIGTERM);
+			_exit(128 + sig);
+		}
+	}
+}
+
+/* The one place that installs them (SA_RESTART: reads of /proc are not cut
+ * short; the drain loop's poll returns early all the same). */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NSTOP_SIGNALS; i++)
+		sigaddset(&sa.sa_mask, stop_signals[i].sig); /* one handler at a time */
+	for (size_t i = 0; i < NSTOP_SIGNALS; i++)
+		sigaction(stop_signals[i].sig, &sa, NULL);
+}
+
+int tb_session_stop_signal(void)
+{
+	return stop_signal;
+}
+
 void tb_session_init(struct tb_session *s, const struct tb_session_opts *o)
 {
 	memset(s, 0, sizeof(*s));
@@ -280,6 +341,7 @@ static int attach_targets(struct tb_session *s, char *err, size_t errlen)
 	if (child < 0)
 		return -1;
 	s->child = child;
+	stop_child = child;
 	/* with --subprocesses the exec of the command is reported like any other */
 	if (!o->subprocesses && tb_target_attach_launched(s->sampler, &s->prof, child, 10000, err, errlen))
 		return -1;
@@ -301,7 +363,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	if (geteuid() != 0)
 		return bad(err, errlen, "must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON");
 	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
-	signal(SIGPIPE, SIG_IGN);
+	catch_stop_signals();
 	s->sampler = tb_sampler_open(&so, &s->prof, &s->watch, err, errlen);
 	if (!s->sampler)
 		return -1;
@@ -350,6 +412,7 @@ void tb_session_step(struct tb_session *s, int wait_ms)
 	}
 	if (s->child > 0 && tb_child_exited(s->child, &s->child_status)) {
 		s->child = 0;
+		stop_child = 0;
 		s->done = 1;
 	}
 	if (now - s->names_at >= CHECK_EVERY_S) {
@@ -389,6 +452,7 @@ void tb_session_close(struct tb_session *s)
 			waitpid(s->child, &s->child_status, 0);
 		}
 		s->child = 0;
+		stop_child = 0;
 	}
 }
 

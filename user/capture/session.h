@@ -80,8 +80,10 @@ struct tb_session {
 /* The profile with the sampling settings of o (which must outlive s); the
  * command may set its output settings in s->prof before tb_session_start. */
 void tb_session_init(struct tb_session *s, const struct tb_session_opts *o);
-/* Load the sampler, attach the targets (launch the command), follow the
- * children. 0 ok; -1 with one line in err, nothing left running. */
+/* Catch the signals that end a capture (SIGINT, SIGTERM, SIGQUIT, SIGHUP,
+ * SIGPIPE: see tb_session_stop_signal), load the sampler, attach the
+ * targets (launch the command), follow the children. 0 ok; -1 with one
+ * line in err, nothing left running. */
 int tb_session_start(struct tb_session *s, char *err, size_t errlen);
 /* One step of the loop: drain the ring buffer (waiting up to wait_ms, less
  * while processes are young), let the watch discover and forget processes,
@@ -100,6 +102,13 @@ void tb_session_close(struct tb_session *s);
 void tb_session_free(struct tb_session *s);
 /* A BPF counter (enum tb_counter), summed over CPUs; 0 before start. */
 uint64_t tb_session_counter(const struct tb_session *s, int idx);
+/* The first signal that asked the capture to stop (0: none yet): the
+ * command's loop ends and writes its outputs.  A second SIGINT, SIGTERM
+ * or SIGQUIT does not return: the terminal is restored (top), the
+ * launched command gets SIGTERM and the exit code is 128 + the signal.
+ * SIGHUP and SIGPIPE never abort: writes to a closed stderr fail with
+ * EPIPE instead of killing the agent. */
+int tb_session_stop_signal(void);
 /* Is the process there (ours to signal or not)? */
 int tb_pid_alive(pid_t pid);
 

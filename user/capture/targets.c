@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/termsafe.h"
 #include "proc/cgroup.h"
 #include "cpython/discover.h"
 #include "proc/launch.h"
@@ -68,7 +69,7 @@ int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char 
 		if (rc == 0 && !register_target(s, p, t, err, sizeof(err)))
 			n++;
 		else if (rc < 0 && !quiet && errno != ENOENT && !strstr(err, "no such process"))
-			fprintf(stderr, "tachyon-bpf: skipping %s\n", err);
+			tb_termsafe_line(stderr, "tachyon-bpf: skipping ", err);
 	}
 	closedir(d);
 	free(t);

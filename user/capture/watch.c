@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
+#include "lib/termsafe.h"
 #include "cpython/discover.h"
 #include "model/symbolize.h"
 #include "capture/clock.h"
@@ -81,7 +82,7 @@ static int try_discover(struct tb_watch *w, pid_t pid)
 	}
 	if (rc < 0) { /* gone, or Python we cannot profile: say so once */
 		if (!strstr(err, "no such process") && !w->quiet)
-			fprintf(stderr, "tachyon-bpf: skipping %s\n", err);
+			tb_termsafe_line(stderr, "tachyon-bpf: skipping ", err);
 		return 1;
 	}
 	return 0;

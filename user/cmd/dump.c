@@ -1,5 +1,7 @@
 /* dump.c: `tachyon-bpf dump PID [--json]`: the current Python stack of
- * every thread of a process, once, read without stopping it (no BPF). */
+ * every thread of a process, once, read without stopping it (no BPF).
+ * What the process names is shown through lib/termsafe.h (text) or
+ * JSON-escaped (--json). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,7 @@
 #include "cmd/commands.h"
 #include "cpython/discover.h"
 #include "lib/jsonw.h"
+#include "lib/termsafe.h"
 #include "cpython/walk.h"
 #include "model/symbolize.h"
 
@@ -55,15 +58,19 @@ static void print_text(struct dump *d)
 {
 	char version[32];
 
-	printf("Process %d: %s\nPython %s (%s)\n", (int)d->t.pid, d->t.cmdline,
-	       tb_layout_version_str(&d->t.layout, version, sizeof(version)), d->t.elf_path);
+	printf("Process %d: ", (int)d->t.pid);
+	tb_termsafe_put(stdout, d->t.cmdline);
+	printf("\nPython %s (", tb_layout_version_str(&d->t.layout, version, sizeof(version)));
+	tb_termsafe_put(stdout, d->t.elf_path);
+	printf(")\n");
 	for (int i = 0; i < d->n; i++) {
 		struct tb_uthread *th = &d->th[i];
 		char comm[64];
 
 		thread_comm(d->t.pid, th->native_tid, comm, sizeof(comm));
-		printf("\nThread %u \"%s\" (ident 0x%llx)%s\n", th->native_tid, comm[0] ? comm : "?",
-		       (unsigned long long)th->ident, th->holds_gil ? " [holds the GIL]" : "");
+		printf("\nThread %u \"", th->native_tid);
+		tb_termsafe_put(stdout, comm[0] ? comm : "?");
+		printf("\" (ident 0x%llx)%s\n", (unsigned long long)th->ident, th->holds_gil ? " [holds the GIL]" : "");
 		if (th->truncated)
 			printf("    ... (deeper than %d frames)\n", DUMP_MAX_DEPTH);
 		for (int k = th->depth - 1; k >= 0; k--) { /* newest last, like a traceback */
@@ -71,12 +78,19 @@ static void print_text(struct dump *d)
 			int line;
 
 			frame_info(d, &th->frames[k], &name, &file, &line);
-			printf("    %s (%s:%d)\n", name, file, line);
+			printf("    ");
+			tb_termsafe_put(stdout, name);
+			printf(" (");
+			tb_termsafe_put(stdout, file);
+			printf(":%d)\n", line);
 		}
 		if (!th->depth && !th->error)
 			printf("    (no Python frame: idle or running native code)\n");
-		if (th->error)
-			printf("    [stack could not be read completely: %s]\n", th->error);
+		if (th->error) {
+			printf("    [stack could not be read completely: ");
+			tb_termsafe_put(stdout, th->error);
+			printf("]\n");
+		}
 	}
 }
 
@@ -152,7 +166,7 @@ int tb_cmd_dump(int argc, char **argv)
 		return 1;
 	rc = tb_discover((pid_t)pid, &d->t, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "tachyon-bpf: dump: %s\n", err);
+		tb_termsafe_line(stderr, "tachyon-bpf: dump: ", err);
 		free(d);
 		return 1;
 	}

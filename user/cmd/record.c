@@ -4,13 +4,13 @@
  * capture session (capture/session.h), and the outputs and summary. */
 #define _GNU_SOURCE
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "lib/cli.h"
+#include "lib/termsafe.h"
 #include "cpython/versions.h"
 #include "out/format.h"
 #include "capture/clock.h"
@@ -31,14 +31,6 @@ struct record_opts {
 	int noutputs;
 };
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 void tb_record_usage(FILE *f)
 {
 	fprintf(f,
@@ -47,7 +39,8 @@ void tb_record_usage(FILE *f)
 		"       tachyon-bpf [record] [OPTIONS] --all-python\n"
 		"       tachyon-bpf [record] [OPTIONS] --cgroup PATH | --container ID\n"
 		"Samples the Python stacks of CPython 3.%d-3.%d processes from a BPF program\n"
-		"until Ctrl-C / SIGTERM, -d or the end of the targets, then writes the outputs.\n\n"
+		"until Ctrl-C or SIGTERM/SIGQUIT/SIGHUP/SIGPIPE, -d or the end of the targets,\n"
+		"then writes the outputs. A second Ctrl-C aborts at once (exit 130).\n\n"
 		"Targets:\n", TB_PY_MIN_MINOR, TB_PY_MAX_MINOR);
 	tb_session_usage(f, TB_FOR_RECORD, TB_SECT_TARGETS);
 	fprintf(f, "Sampling:\n");
@@ -248,15 +241,16 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 	p->sym.strs = &p->strs; /* it pointed into `fresh` */
 }
 
-/* Sample until the duration, a signal, or the end of every target; the
- * profile is then finished and its duration and agent CPU set. */
+/* Sample until the duration, a signal (tb_session_stop_signal), or the end
+ * of every target; the profile is then finished and its duration and
+ * agent CPU set. */
 static void capture(const struct record_opts *o, struct tb_session *s)
 {
 	double start = tb_mono_s(), last_progress = start, interval_start = start;
 	double cpu_before = tb_cpu_s();
 
 	s->prof.start_unix = (int64_t)time(NULL);
-	while (!stop_requested) {
+	while (!tb_session_stop_signal()) {
 		double t;
 
 		tb_session_step(s, 20);
@@ -318,10 +312,8 @@ int tb_cmd_record(int argc, char **argv)
 	for (int i = 0; i < o->noutputs; i++)
 		if (tb_output_needs_sources(o->outputs[i]))
 			s->prof.sources = &sources;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	if (tb_session_start(s, err, sizeof(err))) {
-		fprintf(stderr, "tachyon-bpf: %s\n", err);
+		tb_termsafe_line(stderr, "tachyon-bpf: ", err); /* may name a target's files */
 		rc = 1;
 		goto out;
 	}

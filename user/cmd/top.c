@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "lib/cli.h"
 #include "lib/term.h"
+#include "lib/termsafe.h"
 #include "capture/clock.h"
 #include "capture/session.h"
 #include "cmd/commands.h"
@@ -183,7 +184,7 @@ static void run(struct top *t)
 	double start = tb_mono_s(), last_tick = start;
 	int dirty = 1, full = 0;
 
-	while (!t->quit && !tb_term_stop_requested()) {
+	while (!t->quit && !tb_session_stop_signal()) {
 		double now;
 
 		tb_session_step(&t->s, 10);
@@ -229,7 +230,7 @@ int tb_cmd_top(int argc, char **argv)
 	tb_top_init(&t->view, &t->s.prof, t->window);
 	t->st = (struct tb_top_status){ .hz = t->so.hz, .opcodes = t->opcodes_panel };
 	if (tb_session_start(&t->s, err, sizeof(err)) || tb_term_enter(err, sizeof(err))) {
-		fprintf(stderr, "tachyon-bpf: %s\n", err);
+		tb_termsafe_line(stderr, "tachyon-bpf: ", err); /* may name a target's files */
 		rc = 1;
 	} else {
 		run(t);

@@ -1,11 +1,13 @@
 /* top_draw.c: lays out a frame of tachyon-bpf top.  Every line is placed
- * with a cursor move and cut to the width in columns (one per code point,
- * control bytes shown as '?'), so nothing wraps; the selected row is shown
- * in reverse video. */
+ * with a cursor move and cut to the width in columns (one per code point
+ * of the text as lib/termsafe.h shows it: control characters, bidi
+ * controls and invalid UTF-8 escaped), so nothing wraps and no name
+ * steers the terminal; the selected row is shown in reverse video. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/termsafe.h"
 #include "cmd/top_draw.h"
 
 #define MAX_COLS 1000
@@ -37,35 +39,31 @@ static void line_start(struct line *l, int cols)
 	l->max = cols < MAX_COLS ? cols : MAX_COLS;
 }
 
-/* Bytes of the UTF-8 sequence starting at s (0: not a valid lead byte). */
-static int seq_len(const unsigned char *s)
+/* Columns of one character's safe form: ASCII (an escape too) one per
+ * byte, a UTF-8 character one. */
+static int safe_cols(const char *out, size_t n)
 {
-	int n = *s < 0x80 ? 1 : *s >= 0xc2 && *s < 0xe0 ? 2 : *s >= 0xe0 && *s < 0xf0 ? 3 :
-		*s >= 0xf0 && *s < 0xf5 ? 4 : 0;
-
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
+	return (unsigned char)out[0] < 0x80 ? (int)n : 1;
 }
 
-/* Append text, one column per code point, up to the line's width. */
+/* Append text as lib/termsafe.h shows it, one column per code point, up to
+ * the line's width (an escape that does not fit whole is left out). */
 static void line_text(struct line *l, const char *text)
 {
 	const unsigned char *s = (const unsigned char *)text;
 
 	while (*s && l->cols < l->max) {
-		int n = seq_len(s);
+		char out[TB_TERMSAFE_MAX];
+		size_t n;
+		size_t used = tb_termsafe_char(s, 4, out, &n);
+		int cols = safe_cols(out, n);
 
-		if (n <= 1 && (*s < 0x20 || *s == 0x7f || n == 0)) {
-			l->s[l->len++] = '?';
-			s++;
-		} else {
-			memcpy(l->s + l->len, s, (size_t)n);
-			l->len += (size_t)n;
-			s += n;
-		}
-		l->cols++;
+		if (l->cols + cols > l->max)
+			break;
+		memcpy(l->s + l->len, out, n);
+		l->len += n;
+		l->cols += cols;
+		s += used;
 	}
 	l->s[l->len] = '\0';
 }
@@ -107,28 +105,36 @@ static void emit(struct tb_frame_buf *fb, int row, const struct line *l, const c
 		fb_put(fb, "\033[K", 3);
 }
 
+/* Columns of text as line_text shows it. */
 static size_t count_cols(const char *text)
 {
-	size_t n = 0;
+	const unsigned char *s = (const unsigned char *)text;
+	size_t cols = 0;
 
-	for (const unsigned char *s = (const unsigned char *)text; *s; s++)
-		n += (*s & 0xc0) != 0x80;
-	return n;
+	while (*s) {
+		char out[TB_TERMSAFE_MAX];
+		size_t n;
+
+		s += tb_termsafe_char(s, 4, out, &n);
+		cols += (size_t)safe_cols(out, n);
+	}
+	return cols;
 }
 
-/* The last n code points of text. */
+/* The end of text that takes at most n columns. */
 static const char *tail_cols(const char *text, size_t n)
 {
+	const unsigned char *s = (const unsigned char *)text;
 	size_t total = count_cols(text);
-	const char *s = text;
 
 	while (total > n && *s) {
-		s++;
-		while ((*s & 0xc0) == 0x80)
-			s++;
-		total--;
+		char out[TB_TERMSAFE_MAX];
+		size_t k;
+
+		s += tb_termsafe_char(s, 4, out, &k);
+		total -= (size_t)safe_cols(out, k);
 	}
-	return s;
+	return (const char *)s;
 }
 
 /* "qualname (file:line)", the file cut from the left when it does not fit. */

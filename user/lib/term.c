@@ -1,6 +1,7 @@
 /* term.c: raw ANSI escapes and termios for tachyon-bpf top.  The saved
- * terminal state is restored by tb_term_leave, which atexit and the
- * handlers of fatal signals, a second Ctrl-C and Ctrl-Z also call. */
+ * terminal state is restored by tb_term_leave, which atexit, the handlers
+ * of fatal signals and Ctrl-Z here, and the abort on a second Ctrl-C
+ * (capture/session.c, which handles the signals that end a capture) call. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,7 @@
 #define LEAVE_SEQ "\033[0m\033[?25h\033[?1049l"
 
 static struct termios saved;
-static volatile sig_atomic_t active, stop, resized, suspend;
+static volatile sig_atomic_t active, resized, suspend;
 static int in_fd = -1, tty_fd = 1;
 static unsigned char keybuf[64];
 static unsigned keylen;
@@ -44,16 +45,6 @@ void tb_term_leave(void)
 	active = 0;
 	write_all(1, LEAVE_SEQ, sizeof(LEAVE_SEQ) - 1);
 	tcsetattr(tty_fd, TCSADRAIN, &saved);
-}
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	if (stop) { /* the loop did not end on the first one */
-		tb_term_leave();
-		_exit(130);
-	}
-	stop = 1;
 }
 
 static void on_winch(int sig)
@@ -87,11 +78,8 @@ static void handle(int sig, void (*fn)(int))
 
 static void install_handlers(void)
 {
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGQUIT };
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
-	handle(SIGINT, on_stop);
-	handle(SIGTERM, on_stop);
-	handle(SIGHUP, on_stop);
 	handle(SIGWINCH, on_winch);
 	handle(SIGTSTP, on_tstp);
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
@@ -191,11 +179,6 @@ int tb_term_key(int timeout_ms)
 void tb_term_write(const char *buf, unsigned long len)
 {
 	write_all(1, buf, len);
-}
-
-int tb_term_stop_requested(void)
-{
-	return stop;
 }
 
 int tb_term_resized(void)

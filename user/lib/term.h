@@ -1,6 +1,7 @@
 /* term.h: a full-screen terminal without ncurses (tachyon-bpf top): raw
  * keys through termios, the alternate screen through ANSI escapes, and a
- * terminal that is put back on exit, on fatal signals and on Ctrl-C. */
+ * terminal that is put back on exit, on fatal signals, on Ctrl-Z and on
+ * the abort of a second Ctrl-C (capture/session.c). */
 #ifndef TB_TERM_H
 #define TB_TERM_H
 
@@ -8,7 +9,8 @@
 #define TB_KEY_DOWN 0x102
 
 /* Enter the alternate screen with keys unbuffered and unechoed and the
- * cursor hidden; installs the atexit and signal handlers that restore it.
+ * cursor hidden; installs the atexit handler and those of fatal signals,
+ * SIGWINCH and SIGTSTP (not those that end a capture: capture/session.c).
  * 0 ok; -1 with err set (stdout is not a terminal, ...). */
 int tb_term_enter(char *err, unsigned errlen);
 /* Restore the terminal (idempotent, async-signal-safe). */
@@ -19,8 +21,6 @@ void tb_term_size(int *rows, int *cols);
 int tb_term_key(int timeout_ms);
 /* Write a whole frame to stdout. */
 void tb_term_write(const char *buf, unsigned long len);
-/* SIGINT / SIGTERM seen (a second one restores the terminal and exits). */
-int tb_term_stop_requested(void);
 /* SIGWINCH seen since the last call (or a resume from Ctrl-Z). */
 int tb_term_resized(void);
 /* Ctrl-Z was pressed: give the terminal back, stop, take it again. */

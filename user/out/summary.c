@@ -1,8 +1,11 @@
 /* summary.c: the end-of-capture report on stderr: counts, and the top
- * functions by self and total samples. */
+ * functions by self and total samples.  Names, files, versions and
+ * command lines come from targets or captures: shown through
+ * lib/termsafe.h. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
+#include "lib/termsafe.h"
 #include "model/functab.h"
 #include "cpython/opcodes.h"
 #include "out/format.h"
@@ -27,10 +30,14 @@ static void print_top(const struct tb_profile *p, FILE *out, struct tb_func *f, 
 	double all = p->python_samples ? (double)p->python_samples : 1.0;
 
 	fprintf(out, "  %s:\n", title);
-	for (uint32_t i = 0; i < n && i < top; i++)
-		fprintf(out, "    %6.2f%% self %6.2f%% total  %s (%s:%d)\n",
-			100.0 * (double)f[i].self / all, 100.0 * (double)f[i].total / all,
-			tb_str(&p->strs, f[i].qualname), tb_str(&p->strs, f[i].filename), f[i].firstlineno);
+	for (uint32_t i = 0; i < n && i < top; i++) {
+		fprintf(out, "    %6.2f%% self %6.2f%% total  ",
+			100.0 * (double)f[i].self / all, 100.0 * (double)f[i].total / all);
+		tb_termsafe_put(out, tb_str(&p->strs, f[i].qualname));
+		fputs(" (", out);
+		tb_termsafe_put(out, tb_str(&p->strs, f[i].filename));
+		fprintf(out, ":%d)\n", f[i].firstlineno);
+	}
 }
 
 /* Top executing instructions (by name, across versions) and the share of
@@ -101,10 +108,13 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 		p->frames ? 100.0 * (double)p->unresolved_frames / (double)p->frames : 0.0);
 	fprintf(out, "  capture %.2f s, agent CPU %.3f s (%.1f us per sample)\n", p->duration_s,
 		p->agent_cpu_s, p->samples ? 1e6 * p->agent_cpu_s / (double)p->samples : 0.0);
-	for (uint32_t i = 0; i < p->nprocs; i++)
-		fprintf(out, "  pid %d: Python %s, %llu samples: %s\n", (int)p->procs[i].target.pid,
-			p->procs[i].version, (unsigned long long)p->procs[i].samples,
-			p->procs[i].target.cmdline);
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		fprintf(out, "  pid %d: Python ", (int)p->procs[i].target.pid);
+		tb_termsafe_put(out, p->procs[i].version);
+		fprintf(out, ", %llu samples: ", (unsigned long long)p->procs[i].samples);
+		tb_termsafe_put(out, p->procs[i].target.cmdline);
+		fputc('\n', out);
+	}
 	if (t.n && top) {
 		tb_qsort(t.f, t.n, sizeof(*t.f), by_self);
 		print_top(p, out, t.f, t.n, top, "top functions by self samples");
