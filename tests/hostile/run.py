@@ -246,6 +246,71 @@ def test_lying_debug_offsets():
                                                r2.returncode)
 
 
+# More lies of a 3.13 process: (name, [(position in _Py_DebugOffsets, value)], code run
+# before "ready"). Positions: docs/cpython-layouts.md.
+LIAR_VARIANT = r"""
+import ctypes, sys, time, threading
+rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
+for pos, value in %r:
+    ctypes.c_uint64.from_address(rt + pos).value = value
+ctypes.pythonapi.PyThreadState_Get.restype = ctypes.c_void_p
+main_ts = ctypes.pythonapi.PyThreadState_Get()
+started = threading.Event()
+def spin():
+    me = sys._getframe()
+    %s
+    started.set()
+    while True: pass
+threading.Thread(target=spin, daemon=True).start()
+started.wait()
+print("ready", flush=True)
+time.sleep(30)
+"""
+# spin(): make its own frame its caller (PyFrameObject.f_frame at 24, previous at 8), or put
+# the main thread's state after the newest one (the spinning thread's): a thread-list loop
+FRAME_LOOP = "f = ctypes.c_uint64.from_address(id(me) + 24).value; ctypes.c_uint64.from_address(f + 8).value = f"
+THREAD_LOOP = "ctypes.c_uint64.from_address(main_ts + 8).value = ctypes.pythonapi.PyThreadState_Get()"
+LIES = [
+    ("frame field beyond the frame buffer", [(224, 4096), (232, 4000)], "pass"),
+    ("code object line table at 4000", [(272, 4096), (304, 4000)], "pass"),
+    ("str header beyond the buffer", [(536, 4096), (560, 1024)], "pass"),
+    ("every size 65535", [(24, 65535), (48, 65535), (152, 65535), (224, 4096), (272, 4096)], "pass"),
+    ("current frame overlapping next", [(184, 8)], "pass"),
+    ("previous frame overlapping the code", [(232, 0)], "pass"),
+    ("current frame at the end of the buffer", [(152, 65535), (184, 240)], "pass"),
+    ("owner at the end of the frame buffer", [(224, 4096), (264, 126)], "pass"),
+    ("next thread is prev", [(168, 0)], "pass"),
+    ("frame chain loops back", [], FRAME_LOOP),
+    ("thread list loops back", [], THREAD_LOOP),
+]
+
+
+def test_lying_debug_offsets_variants():
+    py = python313()
+    if not py:
+        return "skipped: no CPython 3.13 here"
+    seen = []
+    for name, lies, act in LIES:
+        proc = subprocess.Popen(py + ["-c", LIAR_VARIANT % (lies, act)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().strip() == "ready", "%s: the target did not start" % name
+            t0 = time.time()
+            r = agent(["dump", str(proc.pid)], timeout=30)
+            no_crash(r, "dump (%s)" % name)
+            assert time.time() - t0 < 10, "%s: dump took %.1f s" % (name, time.time() - t0)
+            r2 = agent(["-q", "-p", str(proc.pid), "-d", "1", "-r", "999", "-o",
+                        os.path.join(TMP, "liar2.json")], timeout=30)
+            no_crash(r2, "capture (%s)" % name)
+            if "loops back" in name:
+                assert r.returncode == 0 and b"loops back" in r.stdout + r.stderr, \
+                    "%s: dump rc %d does not report the loop: %s" % (name, r.returncode, r.stderr[-200:])
+        finally:
+            proc.kill()
+            proc.wait()
+        seen.append("%s: %d/%d" % (name, r.returncode, r2.returncode))
+    return "%d lies, dump/capture rc: %s" % (len(LIES), "; ".join(seen))
+
+
 # ---- memory ----------------------------------------------------------------------
 
 SHARED_TABLE = r"""

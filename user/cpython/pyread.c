@@ -8,15 +8,16 @@
 
 int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out, size_t outlen)
 {
-	unsigned char hdr[128], *data;
+	unsigned char hdr[TB_STR_HEAD_MAX], *data;
 	uint64_t length, data_addr;
 	uint32_t state, kind;
-	size_t pos = 0, hsize = l->unicode_compact_data + 8u;
+	size_t pos = 0, hsize = tb_layout_read_size(l, TB_READ_STR);
 
 	if (!outlen)
 		return -1;
 	out[0] = '\0';
-	if (hsize > sizeof(hdr) || tb_mem_read(pid, addr, hdr, hsize))
+	/* length, state and the legacy data pointer lie within hsize <= sizeof(hdr) */
+	if (!hsize || tb_mem_read(pid, addr, hdr, hsize))
 		return -1;
 	memcpy(&length, hdr + l->unicode_length, sizeof(length));
 	memcpy(&state, hdr + l->unicode_state, sizeof(state));

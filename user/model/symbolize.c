@@ -75,14 +75,14 @@ static void placeholder(struct tb_symbolizer *s, struct tb_code *c, const char *
 static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb_layout *l,
 		     uint64_t pycode_type)
 {
-	unsigned char buf[512];
+	unsigned char buf[TB_CODE_READ_MAX];
 	uint64_t type, name_p, file_p, table_p;
 	int32_t firstlineno, argcount;
 	uint32_t version = 0;
 	char text[4096];
-	size_t tlen;
+	size_t tlen, size = tb_layout_read_size(l, TB_READ_CODE); /* the fields' span, <= sizeof(buf) */
 
-	if (l->code_size > sizeof(buf) || tb_mem_read(c->pid, c->addr, buf, l->code_size))
+	if (!size || tb_mem_read(c->pid, c->addr, buf, size))
 		return -1;
 	memcpy(&type, buf + l->bpf.object_type, 8);
 	if (pycode_type && type != pycode_type)
