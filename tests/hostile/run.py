@@ -352,6 +352,45 @@ def test_shared_linetable_memory():
     return "peak RSS %.0f MiB, %d functions" % (rss, funcs)
 
 
+DISTINCT_TABLES = r"""
+import sys, time
+def spin(s):
+    end = time.perf_counter() + s
+    while time.perf_counter() < end:
+        pass
+big = bytes(range(256)) * 4096          # 1 MiB, made distinct per function below
+fns = [type(spin)(spin.__code__.replace(co_linetable=bytes([i]) + big[1:], co_name="f%d" % i,
+                                        co_qualname="f%d" % i), globals()) for i in range(int(sys.argv[1]))]
+print("ready", flush=True)
+end = time.time() + 30
+while time.time() < end:
+    for f in fns:
+        f(0.002)
+"""
+
+
+def test_distinct_linetables_budget():
+    """Every function with a line table of its own (1 MiB each, 64 MiB in the target): the
+    agent keeps what fits the budget (16 MiB per process) and counts the rest."""
+    proc = subprocess.Popen([PY, "-c", DISTINCT_TABLES, "64"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        out = os.path.join(TMP, "distinct.json")
+        # the target is not the agent's child here: the peak RSS is the agent's alone
+        rc, rss, _, err = agent_max_rss_mb(["-p", str(proc.pid), "-d", "3", "-r", "999", "-o", out])
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rc == 0, err
+    data = json.load(open(out))
+    funcs, dropped = data["meta"]["functions"], data["meta"].get("line_tables_dropped", 0)
+    assert funcs >= 60, "only %d functions sampled" % funcs
+    assert rss < 45, "agent peak RSS %.0f MiB for %d functions with 1 MiB line tables each" % (rss, funcs)
+    assert dropped >= funcs - 20, "%d functions, only %d line tables dropped" % (funcs, dropped)
+    assert "first line only" in err, "the summary does not say so"
+    return "peak RSS %.0f MiB, %d functions, %d line tables over the budget" % (rss, funcs, dropped)
+
+
 FORKER = r"""
 import os, signal, sys, time
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children reaped by the kernel

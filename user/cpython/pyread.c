@@ -62,24 +62,17 @@ int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out
 	return 0;
 }
 
-int tb_read_pybytes(pid_t pid, const struct tb_layout *l, uint64_t addr, size_t max,
-		    unsigned char **out, size_t *len)
+int tb_read_pybytes(pid_t pid, const struct tb_layout *l, uint64_t addr, size_t max, struct tb_buf *out)
 {
 	int64_t size;
 
-	*out = NULL;
-	*len = 0;
+	out->n = 0;
 	if (tb_mem_read(pid, addr + l->bytes_size, &size, sizeof(size)) || size < 0 ||
 	    (uint64_t)size > max)
 		return -1;
-	*out = malloc(size ? (size_t)size : 1);
-	if (!*out)
-		return -1;
-	if (tb_mem_read(pid, addr + l->bytes_sval, *out, (size_t)size)) {
-		free(*out);
-		*out = NULL;
+	if (tb_mem_read(pid, addr + l->bytes_sval, tb_buf_room(out, (size_t)size), (size_t)size)) {
+		out->n = 0;
 		return -1;
 	}
-	*len = (size_t)size;
 	return 0;
 }
