@@ -509,8 +509,14 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	if (r.failed)
 		return -1;
 	thread_name_fields(&l, buf, p, &def, interp_size);
-	if (tb_layout_check_reads(&l, err, errlen))
-		return -1;
+	{
+		char why[160];
+
+		if (tb_layout_check_reads(&l, why, sizeof(why))) {
+			fail(&r, "_Py_DebugOffsets %s", why);
+			return -1;
+		}
+	}
 	*out = l;
 	return 0;
 }
