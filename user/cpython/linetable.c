@@ -149,9 +149,9 @@ static int step(enum tb_line_format fmt, const unsigned char *table, size_t len,
         c->pos += 2;
     } else {
         /* entries of 1..8 code units, each starting with a byte >= 0x80 */
-        struct reader r = { table + c->pos, table + len, 0 };
         if (c->pos >= len || !(table[c->pos] & 0x80))
             return -1;
+        struct reader r = { table + c->pos, table + len, 0 };
         unsigned first = *r.p++;
         e->end = c->start + 2 * (int64_t)((first & 7) + 1);
         decode_kind(&r, (first >> 3) & 15, &c->line, e);
