@@ -10,6 +10,8 @@
 #      target pinned to one CPU and sampled only there; at depth 50 also
 #      --no-opcodes, --opcodes and --bench-walk 1 (when the build has them)
 #      and one pyenv 3.13/3.12 build.
+#   1b. The same for threads that miss the thread-state cache (bench/many_threads.py):
+#      thread-list walks and those the per-process walk budget skipped, per sample.
 #   2. Slowdown of bench/cpu_bound.py, paired runs without/with the profiler.
 #   3. Agent CPU per sample, lost samples, ring-buffer records/s (from 2).
 #   4. Many Python processes at once (--all-python).
@@ -32,7 +34,7 @@
 #   FLOOR_RATES=10000        section 2: rates also run with --bench-floor (the
 #                            cost of the perf interrupts alone; "" = none)
 #   NPROCS=20 MULTI_SECS=5 MULTI_HZ=1000      section 4
-#   SECTIONS="walk overhead multi wall"       which sections to run
+#   SECTIONS="walk threads overhead multi wall"  which sections to run
 #   TB=path                  measure another binary (no build)
 #   OUT=bench/results-latest.md
 set -euo pipefail
@@ -58,7 +60,7 @@ SCALE=${SCALE:-1.0}
 NPROCS=${NPROCS:-20}
 MULTI_SECS=${MULTI_SECS:-5}
 MULTI_HZ=${MULTI_HZ:-1000}
-SECTIONS=${SECTIONS:-walk overhead multi wall}
+SECTIONS=${SECTIONS:-walk threads overhead multi wall}
 OUT=${OUT:-bench/results-latest.md}
 POLL=0.2
 HPY=/usr/bin/python3
@@ -153,7 +155,19 @@ stop() {
 # Steal ticks (USER_HZ) of the target CPU so far: the hypervisor running
 # something else; run_time_ns includes it when it hits inside the program.
 steal_ticks() { awk -v c="cpu$TCPU" '$1 == c { print $9 }' /proc/stat; }
-# walk_once LABEL VARIANT REP PYTHON DEPTH [extra tachyon-bpf flags...]
+# The target of one capture, into TARGET: deep.py DEPTH (it recurses DEPTH then spins), or
+# for "threads:NATIVE:PYTHREADS[:churn]" bench/many_threads.py (threads that miss the
+# thread-state cache, section "threads"); it ends by itself after SECONDS.
+target_argv() {
+	local py=$1 spec=$2 secs=$3 n m churn
+	if [[ $spec == threads:* ]]; then
+		IFS=: read -r _ n m churn <<<"$spec"
+		TARGET=("$py" "$ROOT/bench/many_threads.py" "$n" "$m" "$secs" ${churn:+"$churn"})
+	else
+		TARGET=("$py" "$DEEP" "$spec" "$secs")
+	fi
+}
+# walk_once LABEL VARIANT REP PYTHON DEPTH [extra tachyon-bpf flags...]   (DEPTH: see target_argv)
 walk_once() {
 	local label=$1 variant=$2 rep=$3 py=$4 depth=$5
 	shift 5
@@ -161,13 +175,14 @@ walk_once() {
 	[[ $variant == floor ]] && flags+=(--bench-floor)
 	rm -rf "$d" && mkdir -p "$d"
 
-	# The target recurses DEPTH then spins; it ends by itself after SECS+4 s.
+	# The target ends by itself after SECS+4 s.
 	# Own session = own autogroup, whose nice then gives it CPU TCPU over the
 	# other jobs of a shared machine (plain nice only works inside a group).
-	bg setsid taskset -c "$TCPU" "$py" "$DEEP" "$depth" "$((SECS + 4))"
+	target_argv "$py" "$depth" "$((SECS + 4))"
+	bg setsid taskset -c "$TCPU" "${TARGET[@]}"
 	tpid=$BG
-	sleep 0.5
-	kill -0 "$tpid" 2>/dev/null || die "target $py $DEEP $depth exited early"
+	sleep 1
+	kill -0 "$tpid" 2>/dev/null || die "target ${TARGET[*]} exited early"
 	[[ $(readlink "/proc/$tpid/exe") == *python* ]] || die "pid $tpid is not the target python"
 	if [[ $NICE != 0 ]]; then
 		renice -n "$NICE" -p "$tpid" >/dev/null
@@ -233,6 +248,21 @@ if want walk; then
 			walk_once "depth 50, $(basename "$PY_ALT") ($("$PY_ALT" -c 'import platform; print(platform.python_version())'))" \
 				walker "$rep" "$PY_ALT" 50
 		fi
+	done
+	stats_off
+fi
+
+# ---------------------------------------------------------------- section 1b
+# Thread-list walks: threads without a Python state (native, spinning; or churning: new
+# thread ids all the time) behind 500 idle Python threads, so that each walk after a
+# thread-state cache miss visits ~500 entries; the per-process walk budget caps them.
+if want threads; then
+	stats_on
+	log "section 1b: thread-list walks (REPS=$REPS, ${SECS}s each, $WALK_HZ Hz, CPU $TCPU)"
+	for rep in $(seq "$REPS"); do
+		walk_once "threads: 64 native" walker "$rep" "$PY" threads:64:500
+		walk_once "threads: 64 native, churning" walker "$rep" "$PY" threads:64:500:churn
+		walk_once "threads: 64 native" floor "$rep" "$PY" threads:64:500
 	done
 	stats_off
 fi

@@ -56,11 +56,20 @@ def counter_total(dump, key=0):
     die("counters map dump has no key %d" % key)
 
 
+def counter_or_none(dump, key):
+    """A counter an older build may not have (thread-list walks skipped)."""
+    try:
+        return counter_total(dump, key)
+    except SystemExit:
+        return None
+
+
 def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal):
     prog = load_json(prog_path)
     if "run_time_ns" not in prog or not prog.get("run_cnt"):
         die(f"{prog_path}: no run_time_ns/run_cnt (is kernel.bpf_stats_enabled on?)")
-    target = counter_total(load_json(map_path), 0)
+    counters = load_json(map_path)
+    target = counter_total(counters, 0)
     meta = load_json(out_path)["meta"]
     ps = meta.get("python_samples", 0)
     append(raw, {
@@ -68,6 +77,7 @@ def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal):
         "prog": prog.get("name"), "tag": prog.get("tag"),
         "run_time_ns": prog["run_time_ns"], "run_cnt": prog["run_cnt"],
         "target_runs": target,
+        "walks": counter_or_none(counters, 2), "walks_skipped": counter_or_none(counters, 3),
         "ns_per_run": prog["run_time_ns"] / prog["run_cnt"],
         "samples": meta.get("samples", 0), "python_samples": ps,
         "frames_per_sample": meta.get("frames", 0) / ps if ps else None,
@@ -176,7 +186,7 @@ def render(raw, header_path):
       "ratios between rows of the same run, not as precise figures.")
     w("")
 
-    walks = [r for r in recs if r["kind"] == "walk"]
+    walks = [r for r in recs if r["kind"] == "walk" and not r["label"].startswith("threads")]
     if walks:
         w("## 1. BPF run time per sample")
         w("")
@@ -251,6 +261,32 @@ def render(raw, header_path):
                   f"{d50 - nocode:,.0f} ns per sample at depth 50 = "
                   f"{(d50 - nocode) / f50:,.0f} ns per frame ({(d50 - nocode) / d50 * 100:.0f}% "
                   "of the walker's time).")
+        w("")
+
+    threads = [r for r in recs if r["kind"] == "walk" and r["label"].startswith("threads")]
+    if threads:
+        w("### 1b. Thread-list walks")
+        w("")
+        w("`many_threads.py NATIVE 500`: NATIVE threads without a Python state spinning in C "
+          "(churning: each lives ~1 ms, new thread ids all the time) behind 500 idle Python "
+          "threads, so that a walk after a thread-state cache miss visits ~500 entries; pinned "
+          "and sampled as above. The per-thread retry limit (50 ms) and the per-process walk "
+          "budget (include/tachyon.h: TB_WALK_BUDGET entries per TB_WALK_WINDOW_NS) bound "
+          "the walks. Per sample of the target: walks made and skipped (counters map).")
+        w("")
+        w("| case | walker ns/sample | floor ns/sample | walks per sample | skipped per sample |")
+        w("|---|---:|---:|---:|---:|")
+        for lab in dict.fromkeys(r["label"] for r in threads):
+            wk = [r for r in threads if r["label"] == lab and r["variant"] == "walker"]
+            fl = [r for r in threads if r["label"] == lab and r["variant"] == "floor"]
+            wn, fn = [r["ns_per_run"] for r in wk], [r["ns_per_run"] for r in fl]
+            per = lambda k: med([r[k] / r["target_runs"] for r in wk
+                                 if r.get(k) is not None and r["target_runs"]])
+            wcol = f"{fmt_ns(med(wn))} ({fmt_ns(min(wn))})" if wn else "—"
+            fcol = f"{fmt_ns(med(fn))} ({fmt_ns(min(fn))})" if fn else "—"
+            pw, ps = per("walks"), per("walks_skipped")
+            w(f"| {lab} | {wcol} | {fcol} | {'%.3f' % pw if pw is not None else '—'} | "
+              f"{'%.3f' % ps if ps is not None else '— (no budget in this build)'} |")
         w("")
 
     allpairs = [r for r in recs if r["kind"] == "pair"]

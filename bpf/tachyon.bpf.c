@@ -190,21 +190,39 @@ static long match_thread(__u32 i, struct loop_ctx *ctx)
 }
 
 /* Walk every interpreter's thread list for the state whose thread_id is
- * this thread's fs base (pthread_self): exact across pid namespaces. */
-static __always_inline __u64 walk_threads(struct scratch *s, __u64 runtime)
+ * this thread's fs base (pthread_self): exact across pid namespaces. The
+ * entries visited are charged to the process's walk budget. */
+static __always_inline __u64 walk_threads(struct scratch *s, struct tb_proc *proc)
 {
-	__u64 interp = read_ptr(runtime + s->off.runtime_interp_head);
+	__u64 interp = read_ptr(proc->runtime_addr + s->off.runtime_interp_head);
 	struct loop_ctx ctx = { s };
+	__u64 entries = 0;
+	long n;
 
-	for (int n = 0; n < MAX_INTERPRETERS && interp; n++) {
-		s->frame = 0;
+	s->frame = 0;
+	for (int k = 0; k < MAX_INTERPRETERS && interp; k++) {
 		s->tstate = read_ptr(interp + s->off.interp_threads_head);
-		bpf_loop(TB_MAX_THREADS, match_thread, &ctx, 0);
+		n = bpf_loop(TB_MAX_THREADS, match_thread, &ctx, 0);
+		entries += n > 0 ? n : 0;
 		if (s->frame)
-			return s->frame;
+			break;
 		interp = read_ptr(interp + s->off.interp_next);
 	}
-	return 0;
+	__sync_fetch_and_add(&proc->walk_entries, entries);
+	return s->frame;
+}
+
+/* May this process walk its thread lists now? Its budget: TB_WALK_BUDGET
+ * entries per TB_WALK_WINDOW_NS (updated from every CPU without a lock: a
+ * few walks more or less at a window's edge; a window another CPU opened
+ * after `now` was taken is the current one). */
+static __always_inline int walk_allowed(struct tb_proc *proc, __u64 now)
+{
+	if ((__s64)(now - proc->walk_window_ns) >= (__s64)TB_WALK_WINDOW_NS) {
+		proc->walk_window_ns = now;
+		proc->walk_entries = 0;
+	}
+	return proc->walk_entries < TB_WALK_BUDGET;
 }
 
 /* Read the thread state's prefix into tbuf; true if it still belongs to
@@ -229,8 +247,10 @@ static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
 }
 
 /* The thread's state; also fills the header's namespace ids, kept in the
- * same cache entry (reading them costs five kernel reads). */
-static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32 tid)
+ * same cache entry (reading them costs five kernel reads). A miss walks the
+ * thread lists: at most every TSTATE_RETRY_NS per thread, within the
+ * process's walk budget (a skipped walk leaves the cache as it was). */
+static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc, __u32 tid)
 {
 	struct tb_thread *cached = bpf_map_lookup_elem(&threads, &tid);
 	struct tb_thread entry = {};
@@ -244,12 +264,16 @@ static __always_inline __u64 find_tstate(struct scratch *s, __u64 runtime, __u32
 		if (!cached->tstate && now - cached->miss_ns < TSTATE_RETRY_NS)
 			return 0;
 	}
-	count(TB_C_TSTATE_WALKS);
 	fill_ns_ids(&s->sample.hdr);
+	if (!walk_allowed(proc, now)) {
+		count(TB_C_WALKS_SKIPPED);
+		return 0;
+	}
+	count(TB_C_TSTATE_WALKS);
 	entry.ns_pid = s->sample.hdr.ns_pid;
 	entry.ns_tid = s->sample.hdr.ns_tid;
 	entry.fsbase = s->fsbase;
-	entry.tstate = walk_threads(s, runtime);
+	entry.tstate = walk_threads(s, proc);
 	if (entry.tstate && !load_tstate(s, entry.tstate))
 		entry.tstate = 0;
 	if (!entry.tstate)
@@ -459,7 +483,7 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
 	if (!value)
 		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
-	tstate = find_tstate(s, proc->runtime_addr, tid);
+	tstate = find_tstate(s, proc, tid);
 	if (!tstate) {
 		s->flags |= TB_F_NO_TSTATE;
 	} else {

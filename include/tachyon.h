@@ -140,12 +140,21 @@ static inline __u16 tb_code_id(__u32 firstlineno, __u32 argcount, __u32 version)
 	return (__u16)(h ^ (h >> 16));
 }
 
+/* Thread-list entries the BPF program walks per process and window, at most (the walks
+ * after thread-state cache misses: a process with thousands of threads without a Python
+ * state, or churning threads, cannot make every sample walk TB_MAX_THREADS entries). */
+#define TB_WALK_WINDOW_NS (10ull * 1000 * 1000)
+#define TB_WALK_BUDGET (4 * TB_MAX_THREADS)
+
 /* Per-process configuration, key: host tgid. */
 struct tb_proc {
 	__u64 runtime_addr;            /* &_PyRuntime in the target */
 	__u64 pycode_type;             /* &PyCode_Type, 0: do not check */
 	__u64 none_addr;               /* &_Py_NoneStruct, 0: unknown */
 	struct tb_py_offsets off;
+	/* kept by the BPF program (the agent writes 0): the thread-list walk budget */
+	__u64 walk_window_ns;          /* start of the current window */
+	__u64 walk_entries;            /* entries walked in it */
 };
 
 /* Per-thread cache, key: host tid. */
@@ -163,6 +172,7 @@ enum tb_counter {
 	TB_C_SAMPLES = 0,  /* program runs on profiled threads (bench/run.sh reads it) */
 	TB_C_LOST,         /* ring buffer full */
 	TB_C_TSTATE_WALKS, /* thread-list walks (thread-state cache misses) */
+	TB_C_WALKS_SKIPPED, /* walks not made: the process's walk budget was spent */
 	TB_C_MAX,
 };
 

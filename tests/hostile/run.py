@@ -247,6 +247,71 @@ def test_lying_debug_offsets():
                                                r2.returncode)
 
 
+# More lies of a 3.13 process: (name, [(position in _Py_DebugOffsets, value)], code run
+# before "ready"). Positions: docs/cpython-layouts.md.
+LIAR_VARIANT = r"""
+import ctypes, sys, time, threading
+rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
+for pos, value in %r:
+    ctypes.c_uint64.from_address(rt + pos).value = value
+ctypes.pythonapi.PyThreadState_Get.restype = ctypes.c_void_p
+main_ts = ctypes.pythonapi.PyThreadState_Get()
+started = threading.Event()
+def spin():
+    me = sys._getframe()
+    %s
+    started.set()
+    while True: pass
+threading.Thread(target=spin, daemon=True).start()
+started.wait()
+print("ready", flush=True)
+time.sleep(30)
+"""
+# spin(): make its own frame its caller (PyFrameObject.f_frame at 24, previous at 8), or put
+# the main thread's state after the newest one (the spinning thread's): a thread-list loop
+FRAME_LOOP = "f = ctypes.c_uint64.from_address(id(me) + 24).value; ctypes.c_uint64.from_address(f + 8).value = f"
+THREAD_LOOP = "ctypes.c_uint64.from_address(main_ts + 8).value = ctypes.pythonapi.PyThreadState_Get()"
+LIES = [
+    ("frame field beyond the frame buffer", [(224, 4096), (232, 4000)], "pass"),
+    ("code object line table at 4000", [(272, 4096), (304, 4000)], "pass"),
+    ("str header beyond the buffer", [(536, 4096), (560, 1024)], "pass"),
+    ("every size 65535", [(24, 65535), (48, 65535), (152, 65535), (224, 4096), (272, 4096)], "pass"),
+    ("current frame overlapping next", [(184, 8)], "pass"),
+    ("previous frame overlapping the code", [(232, 0)], "pass"),
+    ("current frame at the end of the buffer", [(152, 65535), (184, 240)], "pass"),
+    ("owner at the end of the frame buffer", [(224, 4096), (264, 126)], "pass"),
+    ("next thread is prev", [(168, 0)], "pass"),
+    ("frame chain loops back", [], FRAME_LOOP),
+    ("thread list loops back", [], THREAD_LOOP),
+]
+
+
+def test_lying_debug_offsets_variants():
+    py = python313()
+    if not py:
+        return "skipped: no CPython 3.13 here"
+    seen = []
+    for name, lies, act in LIES:
+        proc = subprocess.Popen(py + ["-c", LIAR_VARIANT % (lies, act)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().strip() == "ready", "%s: the target did not start" % name
+            t0 = time.time()
+            r = agent(["dump", str(proc.pid)], timeout=30)
+            no_crash(r, "dump (%s)" % name)
+            assert time.time() - t0 < 10, "%s: dump took %.1f s" % (name, time.time() - t0)
+            r2 = agent(["-q", "-p", str(proc.pid), "-d", "1", "-r", "999", "-o",
+                        os.path.join(TMP, "liar2.json")], timeout=30)
+            no_crash(r2, "capture (%s)" % name)
+            if "loops back" in name:
+                assert r.returncode == 0 and b"loops back" in r.stdout + r.stderr, \
+                    "%s: dump rc %d does not report the loop: %s" % (name, r.returncode, r.stderr[-200:])
+        finally:
+            proc.kill()
+            proc.wait()
+        seen.append("%s: %d/%d" % (name, r.returncode, r2.returncode))
+    return "%d lies, dump/capture rc: %s" % (len(LIES), "; ".join(seen))
+
+
 # ---- memory ----------------------------------------------------------------------
 
 SHARED_TABLE = r"""
@@ -286,6 +351,45 @@ def test_shared_linetable_memory():
     assert funcs >= 300, "only %d functions sampled" % funcs
     assert rss < 200, "agent peak RSS %.0f MiB for %d functions sharing one 1 MiB line table" % (rss, funcs)
     return "peak RSS %.0f MiB, %d functions" % (rss, funcs)
+
+
+DISTINCT_TABLES = r"""
+import sys, time
+def spin(s):
+    end = time.perf_counter() + s
+    while time.perf_counter() < end:
+        pass
+big = bytes(range(256)) * 4096          # 1 MiB, made distinct per function below
+fns = [type(spin)(spin.__code__.replace(co_linetable=bytes([i]) + big[1:], co_name="f%d" % i,
+                                        co_qualname="f%d" % i), globals()) for i in range(int(sys.argv[1]))]
+print("ready", flush=True)
+end = time.time() + 30
+while time.time() < end:
+    for f in fns:
+        f(0.002)
+"""
+
+
+def test_distinct_linetables_budget():
+    """Every function with a line table of its own (1 MiB each, 64 MiB in the target): the
+    agent keeps what fits the budget (16 MiB per process) and counts the rest."""
+    proc = subprocess.Popen([PY, "-c", DISTINCT_TABLES, "64"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        out = os.path.join(TMP, "distinct.json")
+        # the target is not the agent's child here: the peak RSS is the agent's alone
+        rc, rss, _, err = agent_max_rss_mb(["-p", str(proc.pid), "-d", "3", "-r", "999", "-o", out])
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rc == 0, err
+    data = json.load(open(out))
+    funcs, dropped = data["meta"]["functions"], data["meta"].get("line_tables_dropped", 0)
+    assert funcs >= 60, "only %d functions sampled" % funcs
+    assert rss < 45, "agent peak RSS %.0f MiB for %d functions with 1 MiB line tables each" % (rss, funcs)
+    assert dropped >= funcs - 20, "%d functions, only %d line tables dropped" % (funcs, dropped)
+    assert "first line only" in err, "the summary does not say so"
+    return "peak RSS %.0f MiB, %d functions, %d line tables over the budget" % (rss, funcs, dropped)
 
 
 FORKER = r"""

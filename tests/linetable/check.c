@@ -1,6 +1,7 @@
-/* check.c: reads dump_positions.py output on stdin and compares tb_linetable_lookup with the
- * positions CPython itself reported, for every code unit of every code object.  Exits non-zero
- * on any mismatch, on malformed input, or when fewer than 1000 code objects were checked. */
+/* check.c: reads dump_positions.py output on stdin and compares tb_linetable_lookup, and the
+ * lookup through the table's index, with the positions CPython itself reported, for every
+ * code unit of every code object.  Exits non-zero on any mismatch, on malformed input, or
+ * when fewer than 1000 code objects were checked. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,11 +63,15 @@ static void report(struct stats *st, long lineno, int addr, const struct tb_loca
             got->line, got->end_line, got->col, got->end_col);
 }
 
-static void expect(struct stats *st, long lineno, int minor, const unsigned char *tab, size_t len,
-                   int first, int addr, const struct tb_location *want, int want_rc)
+/* The direct decoder and the table's index ix must both say what CPython said. */
+static void expect(struct stats *st, long lineno, const struct tb_linetable_index *ix, int minor,
+                   const unsigned char *tab, size_t len, int first, int addr,
+                   const struct tb_location *want, int want_rc)
 {
     struct tb_location got;
     int rc = tb_linetable_lookup(minor, tab, len, first, addr, &got);
+    if (rc == want_rc && (rc != 0 || memcmp(&got, want, sizeof(got)) == 0))
+        rc = tb_linetable_index_lookup(ix, tab, len, first, addr, &got);
     if (rc != want_rc || (rc == 0 && memcmp(&got, want, sizeof(got)) != 0))
         report(st, lineno, addr, want, want_rc, &got, rc);
 }
@@ -90,18 +95,22 @@ static int check_line(struct stats *st, long lineno, char *line)
         return -1;
     }
     struct tb_location want = { first, first, -1, -1 };
-    expect(st, lineno, minor, tab, (size_t)len, first, -2, &want, 0);
+    struct tb_linetable_index ix;
+    tb_linetable_index(minor, tab, (size_t)len, &ix);
+    expect(st, lineno, &ix, minor, tab, (size_t)len, first, -2, &want, 0);
     for (char *tok; (tok = strtok_r(NULL, " \n", &save)) != NULL; i++) {
         int covered;
         if (parse_pos(tok, &want, &covered) < 0) {
+            tb_linetable_index_free(&ix);
             free(tab);
             return -1;
         }
-        expect(st, lineno, minor, tab, (size_t)len, first, 2 * i, &want, covered ? 0 : -1);
+        expect(st, lineno, &ix, minor, tab, (size_t)len, first, 2 * i, &want, covered ? 0 : -1);
     }
-    expect(st, lineno, minor, tab, (size_t)len, first, 2 * i, &want, -1); /* one past the end */
+    expect(st, lineno, &ix, minor, tab, (size_t)len, first, 2 * i, &want, -1); /* one past the end */
     st->instructions += i;
     st->code_objects++;
+    tb_linetable_index_free(&ix);
     free(tab);
     return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,20 @@
 
 /* ---- helpers ---- */
 
+/* The direct decoder, checked against a lookup through the table's index: every lookup of
+ * every test below is made both ways. */
 static int lookup(int minor, const unsigned char *tab, size_t len, int first, int addr,
                   struct tb_location *out)
 {
-    return tb_linetable_lookup(minor, tab, len, first, addr, out);
+    struct tb_linetable_index ix;
+    struct tb_location got = { 7, 7, 7, 7 };
+    int rc = tb_linetable_lookup(minor, tab, len, first, addr, out);
+
+    tb_linetable_index(minor, tab, len, &ix);
+    assert_int_equal(tb_linetable_index_lookup(&ix, tab, len, first, addr, &got), rc);
+    assert_memory_equal(&got, out, sizeof(got));
+    tb_linetable_index_free(&ix);
+    return rc;
 }
 
 static void expect_loc(int minor, const unsigned char *tab, size_t len, int first, int addr,
@@ -634,6 +645,89 @@ static void test_roundtrip(void **state)
     }
 }
 
+/* ---- the index against the direct decoder, every offset of long random tables ---- */
+
+/* Both ways for every offset 0..max_addr (and some past it) of one index. */
+static void expect_same(int minor, const unsigned char *t, size_t len, int first, int max_addr)
+{
+    struct tb_linetable_index ix;
+
+    tb_linetable_index(minor, t, len, &ix);
+    assert_true(tb_linetable_index_bytes(&ix) <= (len / 64 + 1) * 40);
+    for (int addr = -2; addr <= max_addr + 4; addr += 2) {
+        struct tb_location want, got;
+        int rc = tb_linetable_lookup(minor, t, len, first, addr, &want);
+        if (tb_linetable_index_lookup(&ix, t, len, first, addr, &got) != rc ||
+            memcmp(&got, &want, sizeof(got)))
+            fail_msg("3.%d len %zu first %d addr %d: index rc/line %d/%d, direct %d/%d", minor, len, first,
+                     addr, rc ? 0 : got.line, got.col, rc, want.line);
+    }
+    tb_linetable_index_free(&ix);
+}
+
+/* Random valid-looking tables of up to 1000 entries (many resume points), with lines that
+ * wander far and co_firstlineno near the ends of int (so that entries leave int range at
+ * different places for different code objects sharing one table), then random bytes. */
+static void test_index_random(void **state)
+{
+    (void)state;
+    enum { ENTRIES = 1000 };
+    static unsigned char table[ENTRIES * 32];
+    static const int firsts[] = { 1, -5, INT_MAX - 70000, INT_MIN + 90000 };
+    rng_state = 0x12345678;
+    for (int round = 0; round < 24; round++) {
+        int line = 0, units = 0, n_entries = 1 + (int)(rnd() % ENTRIES);
+        size_t len = 0;
+        int minor = round % 4 == 0 ? TB_PY_MIN_MINOR : location_minor(round);
+        for (int e = 0; e < n_entries; e++) {
+            if (lnotab_v2(minor)) {     /* (byte delta, line delta) pairs, some "no line" */
+                table[len++] = (unsigned char)(rnd() % 3 ? 2 * (rnd() % 8) : 0);
+                table[len++] = (unsigned char)(rnd() % 9 == 0 ? 0x80 : rnd());
+                units += 8;
+            } else {
+                struct tb_location loc;
+                int n = 1 + (int)(rnd() % 8);
+                len += put_random_entry(table + len, &line, n, &loc);
+                units += n;
+            }
+        }
+        for (size_t f = 0; f < N_ITEMS(firsts); f++)
+            expect_same(minor, table, len, firsts[f], 2 * units);
+        /* the same table cut anywhere, and one byte broken */
+        size_t cut = rnd() % (len + 1);
+        expect_same(minor, table, cut, firsts[round % N_ITEMS(firsts)], 2 * units);
+        table[rnd() % len] = (unsigned char)rnd();
+        expect_same(minor, table, len, firsts[round % N_ITEMS(firsts)], 2 * units);
+    }
+    for (int round = 0; round < 200; round++) {
+        size_t len = rnd() % 1000;
+        for (size_t i = 0; i < len; i++)
+            table[i] = (unsigned char)(rnd() % 3 == 0 ? 0x80 | rnd() : rnd());
+        for EACH_MINOR(minor)
+            expect_same(minor, table, len, (int)rnd(), (int)len * 16);
+    }
+}
+
+/* Lines that leave int range far into a table: the index fails exactly where the direct
+ * decoder does, for each co_firstlineno. */
+static void test_index_hopeless_lines(void **state)
+{
+    (void)state;
+    static unsigned char t[4096];
+    size_t len = 0;
+    for (int e = 0; e < 400; e++) {          /* +2^29 per entry after entry 100 */
+        t[len++] = E(13, 1);
+        len += put_svarint(t + len, e < 100 ? 1 : (1 << 29));
+    }
+    for EACH_MINOR(minor)
+        if (!lnotab_v2(minor))
+            for (int k = 0; k < 6; k++) {
+                expect_same(minor, t, len, k - 3, 800);
+                expect_same(minor, t, len, INT_MAX - k, 800);
+                expect_same(minor, t, len, INT_MIN + k, 800);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +746,8 @@ int main(void)
         cmocka_unit_test(test_truncated_hand),
         cmocka_unit_test(test_random_garbage),
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_index_random),
+        cmocka_unit_test(test_index_hopeless_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -637,6 +637,127 @@ static void test_debug_fuzz(void **state)
 		assert_true(l.type_basicsize == NO || l.type_basicsize + 8u <= 4096u);
 		assert_true(l.type_dictoffset == NO || l.type_dictoffset + 8u <= 4096u);
 		assert_true(l.heaptype_cached_keys == NO || l.heaptype_cached_keys + 8u <= 4096u);
+		assert_int_equal(tb_layout_check_reads(&l, NULL, 0), 0);
+		for (int b = 0; b < TB_READ_NBUFS; b++)
+			assert_true(tb_layout_read_size(&l, (enum tb_read_buf)b) <=
+				    tb_layout_read_limit((enum tb_read_buf)b));
+	}
+}
+
+/* Every built-in and parsed layout fits the read buffers, and the read sizes are the
+ * spans of the fields read (what tb_target_to_proc gives the BPF program). */
+static void test_reads_fit(void **state)
+{
+	(void)state;
+	struct tb_layout l;
+	char err[256];
+
+	for (unsigned minor = TB_PY_MIN_MINOR; minor <= TB_PY_MAX_MINOR; minor++) {
+		assert_int_equal(tb_layout_builtin(0x030000f0u | minor << 16, &l), 0);
+		if (tb_layout_check_reads(&l, err, sizeof(err)))
+			fail_msg("3.%u: %s", minor, err);
+		for (int b = 0; b < TB_READ_NBUFS; b++) {
+			unsigned size = tb_layout_read_size(&l, (enum tb_read_buf)b);
+
+			assert_true(size <= tb_layout_read_limit((enum tb_read_buf)b));
+			assert_true(size > 0 || (b == TB_READ_GIL && minor < 12));
+		}
+	}
+	for (unsigned minor = DBG_FIRST; minor <= DBG_LAST; minor++) {
+		l = parse_ok(build(minor, 0));
+		assert_int_equal(tb_layout_check_reads(&l, NULL, 0), 0);
+	}
+	l = parse_ok(build(13, 1));
+	assert_int_equal(tb_layout_check_reads(&l, NULL, 0), 0);
+	/* 3.13: a thread state up to thread_id (152) + 8, a frame up to owner (70) + 1,
+	 * a code object's header up to co_version (92) + 4, for symbolization up to the line table */
+	assert_int_equal(tb_layout_builtin(0x030d00f0, &l), 0);
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_TSTATE), 168); /* native_thread_id 160 (dump) */
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_FRAME), 71);
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_CODE_HEAD), 96);
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_CODE), 144);
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_STR), 64);
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_GIL), 20);
+	/* 3.10: co_code (a pointer at 48) is read by the BPF program, f_lasti (int at 96) too */
+	assert_int_equal(tb_layout_builtin(0x030a00f0, &l), 0);
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_FRAME), 104);
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_CODE_HEAD), 56);
+	assert_int_equal(tb_layout_read_limit(TB_READ_NBUFS), 0);
+}
+
+/* A target that rewrites its _Py_DebugOffsets: sizes of 65535 with fields far inside, fields
+ * overlapping, fields exactly at the end of what is read. A struct's declared size bounds its
+ * offsets, the fixed read buffers bound them too. */
+static void test_debug_lying_offsets(void **state)
+{
+	(void)state;
+	static const struct { const char *size, *field; uint64_t size_v, field_v; const char *want; } lies[] = {
+		/* the scenario of tests/hostile/run.py: a field inside its declared struct, far beyond the buffer */
+		{ "thread_state.size", "thread_state.current_frame", 65535, 65000, "thread_state.current_frame at offset 65000" },
+		{ "thread_state.size", "thread_state.thread_id", 65535, 65000, "thread_state.thread_id" },
+		{ "thread_state.size", "thread_state.next", 65535, 65520, "thread_state.next" },
+		{ "thread_state.size", "thread_state.native_thread_id", 4096, 4088, "thread_state.native_thread_id" },
+		{ "thread_state.size", "thread_state.interp", 1024, 256, "thread_state.interp" },
+		{ "interpreter_frame.size", "interpreter_frame.previous", 4096, 4000, "interpreter_frame.previous" },
+		{ "interpreter_frame.size", "interpreter_frame.owner", 4096, 127, "interpreter_frame.owner at offset 127" },
+		{ "interpreter_frame.size", "interpreter_frame.instr_ptr", 4096, 120, "interpreter_frame.instr_ptr" },
+		{ "interpreter_frame.size", "interpreter_frame.executable", 256, 248, "interpreter_frame.executable" },
+		{ "code_object.size", "code_object.firstlineno", 4096, 4092, "code_object.firstlineno" },
+		{ "code_object.size", "code_object.argcount", 4096, 124, "code_object.argcount" },
+		{ "code_object.size", "code_object.linetable", 4096, 4000, "code_object.linetable" },
+		{ "code_object.size", "code_object.qualname", 4096, 512, "code_object.qualname" },
+		{ "unicode_object.size", "unicode_object.state", 4096, 1000, "str fields" },
+	};
+
+	for (size_t i = 0; i < N_ITEMS(lies); i++) {
+		for (unsigned minor = DBG_FIRST; minor <= DBG_LAST; minor++) {
+			size_t len = build(minor, 0);
+
+			set(minor, lies[i].size, lies[i].size_v);
+			set(minor, lies[i].field, lies[i].field_v);
+			parse_bad(len, lies[i].want);
+		}
+	}
+	/* a str header beyond what pyread.c reads (3.13, 3.14: the compact header follows the ASCII one) */
+	build(13, 0);
+	set(13, "unicode_object.size", 4096);
+	set(13, "unicode_object.asciiobject_size", 200);
+	parse_bad(584, "unicode_object.compactunicodeobject_size at offset 216");
+	for (unsigned minor = DBG_FIRST; minor <= DBG_LAST; minor++) {
+		struct tb_layout l;
+		size_t len = build(minor, 0);
+
+		/* a declared size of 65535 alone is no reason to read more */
+		set(minor, "thread_state.size", 65535);
+		set(minor, "interpreter_frame.size", 4096);
+		set(minor, "code_object.size", 4096);
+		l = parse_ok(len);
+		assert_int_equal(l.code_size, 4096);
+		assert_true(tb_layout_read_size(&l, TB_READ_TSTATE) <= 192);
+		assert_true(tb_layout_read_size(&l, TB_READ_CODE) <= 160);
+		/* fields at the very end of the buffers read (the last aligned place of an 8-byte
+		 * field in 255 bytes is 240): accepted, read in full */
+		set(minor, "thread_state.current_frame", 240);
+		set(minor, "interpreter_frame.owner", 126);
+		set(minor, "interpreter_frame.previous", 112);
+		l = parse_ok(len);
+		assert_int_equal(tb_layout_read_size(&l, TB_READ_TSTATE), 248);
+		assert_int_equal(tb_layout_read_size(&l, TB_READ_FRAME), 127);
+		/* one byte further: rejected (aligned fields: the next aligned offset) */
+		set(minor, "interpreter_frame.owner", 127);
+		parse_bad(len, "interpreter_frame.owner at offset 127 (1 bytes) lies beyond the 127 bytes of a frame");
+		set(minor, "interpreter_frame.owner", 126);
+		set(minor, "thread_state.current_frame", 248);
+		parse_bad(len, "thread_state.current_frame at offset 248");
+		/* overlapping fields read the same bytes: nothing out of bounds, the walkers cope */
+		len = build(minor, 0);
+		set(minor, "thread_state.current_frame", 8);
+		set(minor, "thread_state.next", 8);
+		set(minor, "interpreter_frame.previous", 0);
+		set(minor, "code_object.name", 8);
+		l = parse_ok(len);
+		assert_int_equal(l.bpf.tstate_frame, l.bpf.tstate_next);
+		assert_int_equal(l.bpf.frame_previous, l.bpf.frame_code);
 	}
 }
 
@@ -676,6 +797,8 @@ int main(void)
 		cmocka_unit_test(test_debug_reject_header),
 		cmocka_unit_test(test_debug_reject_offsets),
 		cmocka_unit_test(test_debug_fuzz),
+		cmocka_unit_test(test_reads_fit),
+		cmocka_unit_test(test_debug_lying_offsets),
 		cmocka_unit_test(test_version_str),
 	};
 

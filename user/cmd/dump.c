@@ -21,6 +21,7 @@ struct dump {
 	struct tb_symbolizer sym;
 	struct tb_uthread *th;
 	int n;
+	char note[512];          /* what cut the walk short, or "" */
 };
 
 static void thread_comm(pid_t pid, uint32_t tid, char *out, size_t len)
@@ -131,7 +132,12 @@ static void print_json(struct dump *d)
 		}
 		printf("]}");
 	}
-	printf("]}\n");
+	printf("],\"warning\":");
+	if (d->note[0])
+		tb_json_str(stdout, d->note);
+	else
+		printf("null");
+	printf("}\n");
 }
 
 int tb_cmd_dump(int argc, char **argv)
@@ -173,14 +179,18 @@ int tb_cmd_dump(int argc, char **argv)
 	d->th = calloc(TB_WALK_MAX_THREADS, sizeof(*d->th));
 	tb_strtab_init(&d->strs);
 	tb_sym_init(&d->sym, &d->strs);
-	d->n = d->th ? tb_walk_process(&d->t, d->th, TB_WALK_MAX_THREADS, DUMP_MAX_DEPTH, err, sizeof(err)) : -1;
+	d->n = d->th ? tb_walk_process(&d->t, d->th, TB_WALK_MAX_THREADS, DUMP_MAX_DEPTH, d->note,
+				       sizeof(d->note)) : -1;
 	if (d->n < 0) {
-		fprintf(stderr, "tachyon-bpf: dump: %s\n", d->th ? err : "out of memory");
+		fprintf(stderr, "tachyon-bpf: dump: pid %ld: %s\n", pid, d->th ? d->note : "out of memory");
 		rc = 1;
-	} else if (json) {
-		print_json(d);
 	} else {
-		print_text(d);
+		if (json)
+			print_json(d);
+		else
+			print_text(d);
+		if (d->note[0])
+			fprintf(stderr, "tachyon-bpf: dump: warning: %s\n", d->note);
 	}
 	if (d->n > 0)
 		tb_walk_free(d->th, d->n);

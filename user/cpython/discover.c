@@ -222,38 +222,19 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 	return 1;
 }
 
-/* Bytes to read so that every listed field (8 bytes wide at most) is covered. */
-static unsigned span(const __u16 *fields, size_t n)
-{
-	unsigned max = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (fields[i] != TB_NO_OFFSET && fields[i] + 8u > max)
-			max = fields[i] + 8u;
-	return max;
-}
-
 void tb_target_to_proc(const struct tb_target *t, struct tb_proc *p)
 {
 	const struct tb_layout *l = &t->layout;
-	const struct tb_py_offsets *o = &l->bpf;
-	const __u16 frame_fields[] = { o->frame_code, o->frame_previous, o->frame_instr, o->frame_owner };
-	/* co_code_adaptive on 3.11+ is where the bytecode starts: nothing to read there */
-	const __u16 code_fields[] = { o->object_type, o->code_firstlineno, o->code_argcount,
-				      o->code_version,
-				      o->frame_kind == TB_FRAME_OBJECT ? o->code_adaptive : TB_NO_OFFSET };
-	const __u16 tstate_fields[] = { o->tstate_thread_id, o->tstate_frame, l->tstate_interp,
-					l->tstate_exc_info };
-	unsigned f = span(frame_fields, 4), c = span(code_fields, 5), ts = span(tstate_fields, 4);
 
 	memset(p, 0, sizeof(*p));
 	p->runtime_addr = t->runtime_addr;
 	p->pycode_type = t->pycode_type;
 	p->none_addr = t->none_addr;
-	p->off = *o;
-	p->off.frame_read_size = (__u8)(f < TB_FRAME_BUF ? f : TB_FRAME_BUF - 1);
-	p->off.code_read_size = (__u8)(c < TB_CODE_BUF ? c : TB_CODE_BUF - 1);
-	p->off.tstate_read_size = (__u8)(ts < TB_TSTATE_BUF ? ts : TB_TSTATE_BUF - 1);
+	p->off = l->bpf;
+	/* the spans of the fields read, each within its buffer (tb_layout_check_reads) */
+	p->off.frame_read_size = (__u8)tb_layout_read_size(l, TB_READ_FRAME);
+	p->off.code_read_size = (__u8)tb_layout_read_size(l, TB_READ_CODE_HEAD);
+	p->off.tstate_read_size = (__u8)tb_layout_read_size(l, TB_READ_TSTATE);
 	p->off.tstate_interp = l->tstate_interp;
 	p->off.tstate_exc_info = l->tstate_exc_info;
 	p->off.stackitem_exc_value = l->stackitem_exc_value;

@@ -3,6 +3,7 @@
  * _Py_DebugOffsets (3.13+). Sources of every number: docs/cpython-layouts.md.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,116 @@ int tb_layout_builtin(uint32_t version_hex, struct tb_layout *out)
 	copy_bpf_fields(out);
 	set_version(out, version_hex);
 	out->free_threaded = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The fixed read buffers and the fields read from each (layout.h).             */
+
+/* What a reader can hold of each buffer. The BPF program's read sizes are a __u8
+ * masked with BUF - 1 (bpf/tachyon.bpf.c), walk.c reads into BUF-byte arrays. */
+static const struct {
+	unsigned limit;
+	const char *what;
+} read_bufs[TB_READ_NBUFS] = {
+	[TB_READ_TSTATE] = { TB_TSTATE_BUF - 1, "a thread state" },
+	[TB_READ_FRAME] = { TB_FRAME_BUF - 1, "a frame" },
+	[TB_READ_CODE_HEAD] = { TB_CODE_BUF - 1, "a code object's header" },
+	[TB_READ_CODE] = { TB_CODE_READ_MAX, "a code object" },
+	[TB_READ_STR] = { TB_STR_HEAD_MAX, "a str header" },
+	/* gbuf holds 64 bytes, its offsets are masked with 31 */
+	[TB_READ_GIL] = { 32, "the GIL state" },
+};
+
+#define ANY_FRAME 0xff
+#define AT(field) (uint16_t)offsetof(struct tb_layout, field)
+
+/* Every field read out of a buffer, with its width: one row per (buffer, field). */
+static const struct read_field {
+	uint8_t buf;            /* enum tb_read_buf */
+	uint8_t width;
+	uint8_t frame_kind;     /* read only with this TB_FRAME_*, or ANY_FRAME */
+	uint16_t at;            /* offsetof the uint16_t offset in struct tb_layout */
+	const char *name;
+} read_fields[] = {
+	{ TB_READ_TSTATE, 8, ANY_FRAME, AT(bpf.tstate_thread_id), "thread_state.thread_id" },
+	{ TB_READ_TSTATE, 8, ANY_FRAME, AT(bpf.tstate_frame), "thread_state.current_frame" },
+	{ TB_READ_TSTATE, 8, ANY_FRAME, AT(bpf.tstate_next), "thread_state.next" },
+	{ TB_READ_TSTATE, 8, ANY_FRAME, AT(tstate_interp), "thread_state.interp" },
+	{ TB_READ_TSTATE, 8, ANY_FRAME, AT(tstate_exc_info), "thread_state.exc_info" },
+	{ TB_READ_TSTATE, 8, ANY_FRAME, AT(tstate_native_thread_id), "thread_state.native_thread_id" },
+	{ TB_READ_FRAME, 8, ANY_FRAME, AT(bpf.frame_code), "interpreter_frame.executable" },
+	{ TB_READ_FRAME, 8, ANY_FRAME, AT(bpf.frame_previous), "interpreter_frame.previous" },
+	{ TB_READ_FRAME, 8, ANY_FRAME, AT(bpf.frame_instr), "interpreter_frame.instr_ptr" },
+	{ TB_READ_FRAME, 1, ANY_FRAME, AT(bpf.frame_owner), "interpreter_frame.owner" },
+	{ TB_READ_CODE_HEAD, 8, ANY_FRAME, AT(bpf.object_type), "pyobject.ob_type" },
+	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_firstlineno), "code_object.firstlineno" },
+	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_argcount), "code_object.argcount" },
+	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_version), "code_object.co_version" },
+	/* 3.10: co_code, the bytes object of the bytecode; 3.11+ the bytecode starts there */
+	{ TB_READ_CODE_HEAD, 8, TB_FRAME_OBJECT, AT(bpf.code_adaptive), "code_object.co_code" },
+	{ TB_READ_CODE, 8, ANY_FRAME, AT(bpf.object_type), "pyobject.ob_type" },
+	{ TB_READ_CODE, 4, ANY_FRAME, AT(code_firstlineno), "code_object.firstlineno" },
+	{ TB_READ_CODE, 4, ANY_FRAME, AT(code_argcount), "code_object.argcount" },
+	{ TB_READ_CODE, 4, ANY_FRAME, AT(code_version), "code_object.co_version" },
+	{ TB_READ_CODE, 8, ANY_FRAME, AT(code_filename), "code_object.filename" },
+	{ TB_READ_CODE, 8, ANY_FRAME, AT(code_name), "code_object.name" },
+	{ TB_READ_CODE, 8, ANY_FRAME, AT(code_qualname), "code_object.qualname" },
+	{ TB_READ_CODE, 8, ANY_FRAME, AT(code_linetable), "code_object.linetable" },
+	{ TB_READ_CODE, 8, ANY_FRAME, AT(code_nunits), "code_object.ob_size" },
+	{ TB_READ_STR, 8, ANY_FRAME, AT(unicode_length), "unicode_object.length" },
+	{ TB_READ_STR, 4, ANY_FRAME, AT(unicode_state), "unicode_object.state" },
+	/* a legacy (not compact) str keeps its data pointer there */
+	{ TB_READ_STR, 8, ANY_FRAME, AT(unicode_compact_data), "unicode_object.compactunicodeobject_size" },
+	{ TB_READ_GIL, 4, ANY_FRAME, AT(gil_locked), "gil_runtime_state.locked" },
+	{ TB_READ_GIL, 8, ANY_FRAME, AT(gil_holder), "gil_runtime_state.last_holder" },
+};
+
+/* The offset a row names in l, or TB_NO_OFFSET when the row does not apply. */
+static uint16_t field_offset(const struct tb_layout *l, const struct read_field *f)
+{
+	uint16_t v;
+
+	if (f->frame_kind != ANY_FRAME && f->frame_kind != l->bpf.frame_kind)
+		return NO;
+	memcpy(&v, (const unsigned char *)l + f->at, sizeof(v));
+	return v;
+}
+
+unsigned tb_layout_read_limit(enum tb_read_buf b)
+{
+	return (unsigned)b < TB_READ_NBUFS ? read_bufs[b].limit : 0;
+}
+
+unsigned tb_layout_read_size(const struct tb_layout *l, enum tb_read_buf b)
+{
+	unsigned span = 0, limit = tb_layout_read_limit(b);
+
+	for (size_t i = 0; i < sizeof(read_fields) / sizeof(read_fields[0]); i++) {
+		const struct read_field *f = &read_fields[i];
+		uint16_t off = f->buf == b ? field_offset(l, f) : NO;
+
+		if (off != NO && off + f->width > span)
+			span = off + f->width;
+	}
+	return span <= limit ? span : 0;
+}
+
+int tb_layout_check_reads(const struct tb_layout *l, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(read_fields) / sizeof(read_fields[0]); i++) {
+		const struct read_field *f = &read_fields[i];
+		uint16_t off = field_offset(l, f);
+
+		if (off == NO || off + f->width <= read_bufs[f->buf].limit)
+			continue;
+		if (err && errlen)
+			snprintf(err, errlen, "field %s at offset %u (%u bytes) lies beyond the %u bytes of %s that are read.",
+				 f->name, off, f->width, read_bufs[f->buf].limit, read_bufs[f->buf].what);
+		return -1;
+	}
+	if (err && errlen)
+		err[0] = '\0';
 	return 0;
 }
 
@@ -398,6 +509,14 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	if (r.failed)
 		return -1;
 	thread_name_fields(&l, buf, p, &def, interp_size);
+	{
+		char why[160];
+
+		if (tb_layout_check_reads(&l, why, sizeof(why))) {
+			fail(&r, "_Py_DebugOffsets %s", why);
+			return -1;
+		}
+	}
 	*out = l;
 	return 0;
 }

@@ -17,7 +17,7 @@ struct tb_layout {
 	int free_threaded;
 	struct tb_py_offsets bpf;       /* what the BPF walk needs (include/tachyon.h) */
 	/* user space only, for symbolization of code objects and strings: */
-	uint16_t code_size;             /* bytes to read to cover all code fields below */
+	uint16_t code_size;             /* sizeof(PyCodeObject): bounds the offsets below, not what is read */
 	uint16_t code_filename, code_name, code_qualname /* TB_NO_OFFSET on 3.10 */, code_linetable, code_firstlineno;
 	uint16_t code_flags, code_argcount, code_version /* TB_NO_OFFSET < 3.12 */;
 	uint16_t code_adaptive;         /* 3.11+: offset of co_code_adaptive; 3.10: co_code (PyBytesObject*) */
@@ -58,6 +58,34 @@ struct tb_debug_positions {
 	uint16_t interp_imports_modules, type_size, type_flags; /* thread names (threadnames.c) */
 	uint16_t type_basicsize, type_dictoffset, heaptype_size, heaptype_cached_keys; /* 3.15+ */
 };
+
+/* The fixed buffers that hold the first bytes of a target's struct, read in one go by the
+ * BPF program or the agent. Every offset used on one must fit it (tb_layout_check_reads), and
+ * a reader reads tb_layout_read_size bytes: the span of its fields, never a size the target
+ * declares (a declared size only bounds the offsets). */
+enum tb_read_buf {
+	TB_READ_TSTATE,     /* PyThreadState: the BPF program's tbuf, walk.c */
+	TB_READ_FRAME,      /* a frame: the BPF program's fbuf, walk.c */
+	TB_READ_CODE_HEAD,  /* a code object's identity (type, code id): the BPF program's cbuf, walk.c */
+	TB_READ_CODE,       /* a code object for symbolization (names, line table): symbolize.c */
+	TB_READ_STR,        /* a str header: pyread.c */
+	TB_READ_GIL,        /* struct _gil_runtime_state (3.12+): the BPF program's gbuf */
+	TB_READ_NBUFS,
+};
+
+/* Bytes of a code object (symbolize.c) and of a str header (pyread.c) read at most. */
+#define TB_CODE_READ_MAX 512
+#define TB_STR_HEAD_MAX 128
+
+/* The most bytes a reader may read of buffer b (its fixed size). */
+unsigned tb_layout_read_limit(enum tb_read_buf b);
+/* Bytes to read so that every field of l used on buffer b is covered: at most the limit,
+ * 0 when some field does not fit (a layout that fails tb_layout_check_reads). */
+unsigned tb_layout_read_size(const struct tb_layout *l, enum tb_read_buf b);
+/* 0 when every field of l fits the buffer it is read from; else -1 and one sentence in err
+ * naming the field. tb_layout_from_debug_offsets returns only layouts that pass (and the
+ * unit tests check the built-in ones). */
+int tb_layout_check_reads(const struct tb_layout *l, char *err, size_t errlen);
 
 /* The default (GIL) build's layout of the version_hex's minor (its row in versions.c): the
  * whole layout for 3.10-3.12, a fallback when the debug offsets cannot be read after.

@@ -1,12 +1,16 @@
 /* linetable.c: maps an instruction offset to its source location by decoding a CPython
  * co_linetable (3.10 "lnotab v2" pairs, or the 3.11+ location table of Objects/locations.md;
- * which one a version uses is in its row, versions.c).
+ * which one a version uses is in its row, versions.c): directly (tb_linetable_lookup, linear
+ * in the table), or through an index built once per table (a resume point every MARK_BYTES
+ * bytes of it: a binary search and at most MARK_BYTES bytes of entries decoded per lookup).
  * Bounds-checked reader: garbage input yields -1, never an out-of-bounds read or a long loop. */
 #include "cpython/linetable.h"
 #include "cpython/versions.h"
+#include "lib/mem.h"
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* 3.11+ entry kinds (first byte bits 3..6), Include/cpython/code.h _PyCodeLocationInfoKind */
 enum {
@@ -20,10 +24,32 @@ enum {
 
 /* Bytes a real varint never needs: 6 chunks carry 36 bits, more than any int. */
 #define VARINT_MAX_CHUNKS 6
+/* Table bytes between two resume points of an index (at least). */
+#define MARK_BYTES 64
+/* A line value this far from 0 leaves int range whatever co_firstlineno is: an index
+ * stops there (lookups past it fail, as the direct decoder's do). */
+#define LINE_HOPELESS ((int64_t)1 << 33)
 
 struct reader {
     const unsigned char *p, *end;
     int bad;                /* set on truncation or a byte that cannot occur here */
+};
+
+/* Where the next entry starts, in the table and in the bytecode, and the running line (the
+ * absolute line, or relative to co_firstlineno while an index is built). */
+struct cursor {
+    size_t pos;
+    int64_t start, line;
+};
+
+/* One decoded entry: bytecode [start, end) has this location (int64, in the cursor's line
+ * terms; has_line 0: a location without a line). The decoder requires the line values in
+ * [lo, hi] to fit an int (lo > hi: none), which depends on co_firstlineno. */
+struct entry {
+    int64_t end;
+    int has_line;
+    int64_t line, end_line, col, end_col;
+    int64_t lo, hi;
 };
 
 static const struct tb_location loc_unknown = { -1, -1, -1, -1 };
@@ -67,105 +93,118 @@ static int64_t rd_svarint(struct reader *r)
     return (u & 1) ? -mag : mag;
 }
 
-/* Adds delta to the running line; flags the reader when the result leaves int range. */
-static void add_line(struct reader *r, int64_t *line, int64_t delta)
+/* The location of a 3.11+ entry of kind `code` (first byte already consumed). */
+static void decode_kind(struct reader *r, int code, int64_t *line, struct entry *e)
 {
-    *line += delta;
-    if (!fits_int(*line))
-        r->bad = 1;
-}
-
-/* Fills loc for a 3.11+ entry of kind `code` (first byte already consumed). */
-static void decode_kind(struct reader *r, int code, int64_t *line, struct tb_location *loc)
-{
-    *loc = loc_unknown;
+    e->has_line = code != LOC_NONE;
+    e->col = e->end_col = -1;
     if (code == LOC_NONE)
         return;
     if (code == LOC_LONG) {
-        add_line(r, line, rd_svarint(r));
-        int64_t end_line = *line + (int64_t)rd_varint(r);
-        int64_t col = (int64_t)rd_varint(r) - 1;
-        int64_t end_col = (int64_t)rd_varint(r) - 1;
-        if (!fits_int(end_line) || !fits_int(col) || !fits_int(end_col))
+        *line += rd_svarint(r);
+        e->end_line = *line + (int64_t)rd_varint(r);
+        e->col = (int64_t)rd_varint(r) - 1;
+        e->end_col = (int64_t)rd_varint(r) - 1;
+        if (!fits_int(e->col) || !fits_int(e->end_col))
             r->bad = 1;
-        loc->end_line = (int)end_line;
-        loc->col = (int)col;
-        loc->end_col = (int)end_col;
+        e->lo = *line;
+        e->hi = e->end_line;
     } else if (code == LOC_NO_COLUMNS) {
-        add_line(r, line, rd_svarint(r));
-        loc->end_line = (int)*line;
+        *line += rd_svarint(r);
+        e->end_line = e->lo = e->hi = *line;
     } else if (code >= LOC_ONE_LINE0 && code <= LOC_ONE_LINE2) {
-        add_line(r, line, code - LOC_ONE_LINE0);
-        loc->end_line = (int)*line;
-        loc->col = (int)rd_byte(r);
-        loc->end_col = (int)rd_byte(r);
+        *line += code - LOC_ONE_LINE0;
+        e->end_line = e->lo = e->hi = *line;
+        e->col = rd_byte(r);
+        e->end_col = rd_byte(r);
     } else { /* SHORT0..SHORT9: line unchanged, 7-bit column + 4-bit width in one byte */
         unsigned c = rd_byte(r);
-        loc->end_line = (int)*line;
-        loc->col = code * 8 + (int)((c >> 4) & 7);
-        loc->end_col = loc->col + (int)(c & 15);
+        e->end_line = *line;
+        e->col = code * 8 + (int)((c >> 4) & 7);
+        e->end_col = e->col + (int)(c & 15);
     }
-    loc->line = (int)*line;
+    e->line = *line;
 }
 
-/* 3.11+ location table: entries of 1..8 code units, each starting with a byte >= 0x80. */
-static int lookup_locations(const unsigned char *table, size_t len, int firstlineno, int addr,
-                            struct tb_location *out)
+/* Decode the entry at c and move c past it: 0, or -1 at the end of the table or on a
+ * malformed entry (whatever co_firstlineno is). */
+static int step(enum tb_line_format fmt, const unsigned char *table, size_t len, struct cursor *c,
+                struct entry *e)
 {
-    struct reader r = { table, table + len, 0 };
-    int64_t line = firstlineno, start = 0;
-
-    while (r.p < r.end && start <= addr) {
-        unsigned first = *r.p++;
-        if (!(first & 0x80))
+    e->lo = 1;
+    e->hi = 0;
+    if (fmt == TB_LINES_LNOTAB_V2) {
+        /* (byte delta uint8, line delta int8) pairs; line delta -128 = no line */
+        if (c->pos + 1 >= len)
             return -1;
-        int64_t end = start + 2 * (int64_t)((first & 7) + 1);
-        struct tb_location loc;
-        decode_kind(&r, (first >> 3) & 15, &line, &loc);
+        int ldelta = (signed char)table[c->pos + 1];
+        e->end = c->start + table[c->pos];
+        e->has_line = ldelta != -128;
+        if (e->has_line) {
+            c->line += ldelta;
+            e->lo = e->hi = c->line;
+        }
+        e->line = e->end_line = c->line;
+        e->col = e->end_col = -1;
+        c->pos += 2;
+    } else {
+        /* entries of 1..8 code units, each starting with a byte >= 0x80 */
+        if (c->pos >= len || !(table[c->pos] & 0x80))
+            return -1;
+        struct reader r = { table + c->pos, table + len, 0 };
+        unsigned first = *r.p++;
+        e->end = c->start + 2 * (int64_t)((first & 7) + 1);
+        decode_kind(&r, (first >> 3) & 15, &c->line, e);
         if (r.bad)
             return -1;
-        if (addr < end) {
-            *out = loc;
+        c->pos = (size_t)(r.p - table);
+    }
+    c->start = e->end;
+    return 0;
+}
+
+static void to_location(const struct entry *e, struct tb_location *out)
+{
+    if (e->has_line)
+        *out = (struct tb_location){ (int)e->line, (int)e->end_line, (int)e->col, (int)e->end_col };
+    else
+        *out = loc_unknown;
+}
+
+/* Decode from c (absolute line) to the entry holding addr. */
+static int lookup_from(enum tb_line_format fmt, const unsigned char *table, size_t len, struct cursor c,
+                       int addr, struct tb_location *out)
+{
+    struct entry e;
+
+    while (c.start <= addr) {
+        if (step(fmt, table, len, &c, &e))
+            return -1;
+        if (e.lo <= e.hi && (!fits_int(e.lo) || !fits_int(e.hi)))
+            return -1;
+        if (addr < e.end) {   /* start <= addr holds, so the range is non-empty */
+            to_location(&e, out);
             return 0;
         }
-        start = end;
     }
     return -1;
 }
 
-/* 3.10 co_linetable: (byte delta uint8, line delta int8) pairs; line delta -128 = no line. */
-static int lookup_lnotab_v2(const unsigned char *table, size_t len, int firstlineno, int addr,
-                            struct tb_location *out)
+/* The format of py_minor's tables, or -1 for an unsupported minor. */
+static int format_of(int py_minor)
 {
-    int64_t line = firstlineno, start = 0;
+    const struct tb_pyversion *v = py_minor >= 0 ? tb_pyversion((unsigned)py_minor) : NULL;
 
-    for (size_t i = 0; i + 1 < len && start <= addr; i += 2) {
-        int64_t end = start + table[i];
-        int ldelta = (signed char)table[i + 1];
-        int cur = -1;
-        if (ldelta != -128) {
-            line += ldelta;
-            if (!fits_int(line))
-                return -1;
-            cur = (int)line;
-        }
-        if (addr < end) {   /* start <= addr holds, so the range is non-empty */
-            *out = (struct tb_location){ cur, cur, -1, -1 };
-            return 0;
-        }
-        start = end;
-    }
-    return -1;
+    return v ? (int)v->lines : -1;
 }
 
 int tb_linetable_lookup(int py_minor, const unsigned char *table, size_t len, int firstlineno,
                         int addr, struct tb_location *out)
 {
-    const struct tb_pyversion *v = py_minor >= 0 ? tb_pyversion((unsigned)py_minor) : NULL;
-    int rc = -1;
+    int fmt = format_of(py_minor), rc;
 
     *out = loc_unknown;
-    if (!v)
+    if (fmt < 0)
         return -1;
     if (addr < 0) {
         *out = (struct tb_location){ firstlineno, firstlineno, -1, -1 };
@@ -173,11 +212,101 @@ int tb_linetable_lookup(int py_minor, const unsigned char *table, size_t len, in
     }
     if (!table && len)
         return -1;
-    if (v->lines == TB_LINES_LNOTAB_V2)
-        rc = lookup_lnotab_v2(table, len, firstlineno, addr, out);
-    else
-        rc = lookup_locations(table, len, firstlineno, addr, out);
+    rc = lookup_from((enum tb_line_format)fmt, table, len, (struct cursor){ 0, 0, firstlineno }, addr, out);
     if (rc != 0)
         *out = loc_unknown;
     return rc;
+}
+
+/* ------------------------------------------------------------------ index */
+
+/* A resume point: the cursor before an entry, its line relative to co_firstlineno, and the
+ * range of relative line values the entries before it require to fit an int. */
+struct tb_linetable_mark {
+    uint32_t pos;
+    int64_t start, line;
+    int64_t lo, hi;
+};
+
+int tb_linetable_index(int py_minor, const unsigned char *table, size_t len, struct tb_linetable_index *ix)
+{
+    int fmt = format_of(py_minor);
+    struct cursor c = { 0, 0, 0 };
+    int64_t lo = 0, hi = 0;
+    uint32_t cap = 0;
+
+    ix->marks = NULL;
+    ix->n = 0;
+    ix->format = fmt;
+    if (fmt < 0 || (!table && len) || len > UINT32_MAX)
+        return -1;
+    for (size_t next = 0;;) {
+        struct entry e;
+
+        if (c.pos >= next) {
+            ix->marks = tb_grow(ix->marks, &cap, ix->n + 1, sizeof(*ix->marks), 4);
+            ix->marks[ix->n++] = (struct tb_linetable_mark){ (uint32_t)c.pos, c.start, c.line, lo, hi };
+            next = c.pos + MARK_BYTES;
+        }
+        if (step((enum tb_line_format)fmt, table, len, &c, &e))
+            break;
+        if (e.lo <= e.hi) {
+            lo = e.lo < lo ? e.lo : lo;
+            hi = e.hi > hi ? e.hi : hi;
+            if (lo < -LINE_HOPELESS || hi > LINE_HOPELESS)
+                break;
+        }
+    }
+    if (ix->n < cap)
+        ix->marks = realloc(ix->marks, ix->n * sizeof(*ix->marks)) ?: ix->marks;
+    return 0;
+}
+
+int tb_linetable_index_lookup(const struct tb_linetable_index *ix, const unsigned char *table, size_t len,
+                              int firstlineno, int addr, struct tb_location *out)
+{
+    const struct tb_linetable_mark *m;
+    uint32_t a = 0, b;
+    int rc;
+
+    *out = loc_unknown;
+    if (ix->format < 0)
+        return -1;
+    if (addr < 0) {
+        *out = (struct tb_location){ firstlineno, firstlineno, -1, -1 };
+        return 0;
+    }
+    if (!ix->n)
+        return -1;
+    /* the last mark at or before addr (marks[0] starts at 0) */
+    b = ix->n;
+    while (b - a > 1) {
+        uint32_t mid = a + (b - a) / 2;
+
+        if (ix->marks[mid].start <= addr)
+            a = mid;
+        else
+            b = mid;
+    }
+    m = &ix->marks[a];
+    /* an entry before the mark whose line leaves int range stops the direct decoder there */
+    if (!fits_int(firstlineno + m->lo) || !fits_int(firstlineno + m->hi))
+        return -1;
+    rc = lookup_from((enum tb_line_format)ix->format, table, len,
+                     (struct cursor){ m->pos, m->start, firstlineno + m->line }, addr, out);
+    if (rc != 0)
+        *out = loc_unknown;
+    return rc;
+}
+
+size_t tb_linetable_index_bytes(const struct tb_linetable_index *ix)
+{
+    return (size_t)ix->n * sizeof(*ix->marks);
+}
+
+void tb_linetable_index_free(struct tb_linetable_index *ix)
+{
+    free(ix->marks);
+    ix->marks = NULL;
+    ix->n = 0;
 }

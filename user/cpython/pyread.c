@@ -8,15 +8,16 @@
 
 int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out, size_t outlen)
 {
-	unsigned char hdr[128], *data;
+	unsigned char hdr[TB_STR_HEAD_MAX], *data;
 	uint64_t length, data_addr;
 	uint32_t state, kind;
-	size_t pos = 0, hsize = l->unicode_compact_data + 8u;
+	size_t pos = 0, hsize = tb_layout_read_size(l, TB_READ_STR);
 
 	if (!outlen)
 		return -1;
 	out[0] = '\0';
-	if (hsize > sizeof(hdr) || tb_mem_read(pid, addr, hdr, hsize))
+	/* length, state and the legacy data pointer lie within hsize <= sizeof(hdr) */
+	if (!hsize || tb_mem_read(pid, addr, hdr, hsize))
 		return -1;
 	memcpy(&length, hdr + l->unicode_length, sizeof(length));
 	memcpy(&state, hdr + l->unicode_state, sizeof(state));
@@ -61,24 +62,17 @@ int tb_read_pystr(pid_t pid, const struct tb_layout *l, uint64_t addr, char *out
 	return 0;
 }
 
-int tb_read_pybytes(pid_t pid, const struct tb_layout *l, uint64_t addr, size_t max,
-		    unsigned char **out, size_t *len)
+int tb_read_pybytes(pid_t pid, const struct tb_layout *l, uint64_t addr, size_t max, struct tb_buf *out)
 {
 	int64_t size;
 
-	*out = NULL;
-	*len = 0;
+	out->n = 0;
 	if (tb_mem_read(pid, addr + l->bytes_size, &size, sizeof(size)) || size < 0 ||
 	    (uint64_t)size > max)
 		return -1;
-	*out = malloc(size ? (size_t)size : 1);
-	if (!*out)
-		return -1;
-	if (tb_mem_read(pid, addr + l->bytes_sval, *out, (size_t)size)) {
-		free(*out);
-		*out = NULL;
+	if (tb_mem_read(pid, addr + l->bytes_sval, tb_buf_room(out, (size_t)size), (size_t)size)) {
+		out->n = 0;
 		return -1;
 	}
-	*len = (size_t)size;
 	return 0;
 }

@@ -1,17 +1,63 @@
 /* walk.c: reads every thread's frame chain out of a running process
  * (process_vm_readv, no stop), with the layout the BPF walker uses: shim
- * frames skipped, code objects type-checked, every loop and read bounded. */
+ * frames skipped, code objects type-checked. Everything read is the target's:
+ * each struct is read into a fixed buffer with the sizes of layout.c's read
+ * table (never a size the target declares), every list and chain is bounded
+ * and watched for loops, and one walk makes a bounded number of reads. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
+#include "lib/mem.h"
 #include "proc/procmem.h"
 #include "cpython/walk.h"
 
 #define MAX_INTERPRETERS 8
+/* Reads of one walk: 4096 threads of 256 frames (two reads a frame) at most. */
+#define MAX_READS (2u << 20)
 /* glibc x86_64: offsetof(struct pthread, tid) (2.36 and 2.43 alike); the
  * thread ident is the struct pthread's address. Checked against /proc. */
 #define GLIBC_PTHREAD_TID 0x2d0
+
+/* One walk: the target, its read sizes and what is left of the read budget. */
+struct walk {
+	const struct tb_target *t;
+	unsigned tstate_size, frame_size, code_size;
+	uint32_t reads_left;
+};
+
+/* Brent's loop detection on a chain of addresses: constant memory, and a
+ * chain that comes back to an address is noticed within twice its loop's
+ * length past the loop's start. */
+struct loop_watch {
+	uint64_t mark;
+	uint32_t power, steps;
+};
+
+static int loops_back(struct loop_watch *w, uint64_t addr)
+{
+	if (w->power && addr == w->mark)
+		return 1;
+	if (!w->power || ++w->steps == w->power) {
+		w->mark = addr;
+		w->power = w->power ? w->power * 2 : 1;
+		w->steps = 0;
+	}
+	return 0;
+}
+
+static int rd(struct walk *w, uint64_t addr, void *buf, size_t len)
+{
+	if (!w->reads_left)
+		return -1;
+	w->reads_left--;
+	return tb_mem_read(w->t->pid, addr, buf, len);
+}
+
+static int rd64_at(struct walk *w, uint64_t addr, uint64_t *out)
+{
+	return rd(w, addr, out, sizeof(*out));
+}
 
 static uint64_t rd64(const unsigned char *b, unsigned off)
 {
@@ -29,24 +75,35 @@ static uint32_t rd32(const unsigned char *b, unsigned off)
 	return v;
 }
 
-static void walk_frames(const struct tb_target *t, uint64_t frame, struct tb_uthread *th, int max_depth)
+static void add_frame(struct tb_uthread *th, uint32_t *cap, uint64_t code, int64_t offset, uint16_t id)
 {
+	th->frames = tb_grow(th->frames, cap, (uint32_t)th->depth + 1, sizeof(*th->frames), 64);
+	th->frames[th->depth].code = code;
+	th->frames[th->depth].offset = (int32_t)offset;
+	th->frames[th->depth].code_id = id;
+	th->depth++;
+}
+
+static void walk_frames(struct walk *w, uint64_t frame, struct tb_uthread *th, int max_depth)
+{
+	const struct tb_target *t = w->t;
 	const struct tb_py_offsets *o = &t->layout.bpf;
 	unsigned char fb[TB_FRAME_BUF], cb[TB_CODE_BUF];
+	struct loop_watch loop = { 0 };
+	uint32_t cap = 0;
 	int steps = 0;
 
-	th->frames = calloc((size_t)max_depth, sizeof(*th->frames));
-	if (!th->frames) {
-		th->error = "out of memory";
-		return;
-	}
 	while (frame && steps++ < max_depth + 64) {
 		uint64_t code, instr;
 		int64_t offset;
 		uint32_t version = 0;
 
-		if (tb_mem_read(t->pid, frame, fb, 104)) {
-			th->error = "a frame could not be read";
+		if (loops_back(&loop, frame)) {
+			th->error = "the frame chain loops back on itself";
+			return;
+		}
+		if (rd(w, frame, fb, w->frame_size)) {
+			th->error = w->reads_left ? "a frame could not be read" : "the read budget of the walk is spent";
 			return;
 		}
 		frame = rd64(fb, o->frame_previous);
@@ -61,7 +118,7 @@ static void walk_frames(const struct tb_target *t, uint64_t frame, struct tb_uth
 			return;
 		}
 		code = rd64(fb, o->frame_code) & ~(uint64_t)o->code_tag_mask;
-		if (!code || tb_mem_read(t->pid, code, cb, 120)) {
+		if (!code || rd(w, code, cb, w->code_size)) {
 			th->error = "a code object could not be read";
 			return;
 		}
@@ -81,43 +138,40 @@ static void walk_frames(const struct tb_target *t, uint64_t frame, struct tb_uth
 		}
 		if (offset < -2 || offset > 0x7fffffff)
 			offset = -2;
-		th->frames[th->depth].code = code;
-		th->frames[th->depth].offset = (int32_t)offset;
-		th->frames[th->depth].code_id = tb_code_id(rd32(cb, o->code_firstlineno),
-							   rd32(cb, o->code_argcount), version);
-		th->depth++;
+		add_frame(th, &cap, code, offset,
+			  tb_code_id(rd32(cb, o->code_firstlineno), rd32(cb, o->code_argcount), version));
 	}
 	if (frame)
 		th->truncated = 1;
 }
 
 /* 3.10 records no native thread id: read glibc's struct pthread. */
-static uint32_t tid_from_pthread(pid_t pid, uint64_t ident)
+static uint32_t tid_from_pthread(struct walk *w, uint64_t ident)
 {
 	char path[64];
 	int32_t tid = 0;
 
-	if (!ident || tb_mem_read(pid, ident + GLIBC_PTHREAD_TID, &tid, sizeof(tid)) || tid <= 0)
+	if (!ident || rd(w, ident + GLIBC_PTHREAD_TID, &tid, sizeof(tid)) || tid <= 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)w->t->pid, tid);
 	return access(path, F_OK) == 0 ? (uint32_t)tid : 0;
 }
 
-static int gil_holder(const struct tb_target *t, uint64_t interp, uint64_t *holder)
+static int gil_holder(struct walk *w, uint64_t interp, uint64_t *holder)
 {
+	const struct tb_target *t = w->t;
 	const struct tb_layout *l = &t->layout;
 	uint64_t gil = 0;
 	int32_t locked = 0;
 
 	*holder = 0;
 	if (l->runtime_gil_holder != TB_NO_OFFSET) {
-		if (tb_mem_read_u64(t->pid, t->runtime_addr + l->runtime_gil_holder, holder) ||
-		    tb_mem_read(t->pid, t->runtime_addr + l->runtime_gil_locked, &locked, 4))
+		if (rd64_at(w, t->runtime_addr + l->runtime_gil_holder, holder) ||
+		    rd(w, t->runtime_addr + l->runtime_gil_locked, &locked, 4))
 			return -1;
 	} else if (l->interp_ceval_gil != TB_NO_OFFSET) {
-		if (tb_mem_read_u64(t->pid, interp + l->interp_ceval_gil, &gil) || !gil ||
-		    tb_mem_read_u64(t->pid, gil + l->gil_holder, holder) ||
-		    tb_mem_read(t->pid, gil + l->gil_locked, &locked, 4))
+		if (rd64_at(w, interp + l->interp_ceval_gil, &gil) || !gil ||
+		    rd64_at(w, gil + l->gil_holder, holder) || rd(w, gil + l->gil_locked, &locked, 4))
 			return -1;
 	}
 	if (!locked)
@@ -125,52 +179,97 @@ static int gil_holder(const struct tb_target *t, uint64_t interp, uint64_t *hold
 	return 0;
 }
 
+/* One thread state at ts into th (holder: the GIL's holder); the next one, 0 at the end
+ * of the list or on errors. */
+static uint64_t walk_thread(struct walk *w, uint64_t ts, uint64_t holder, struct tb_uthread *th, int max_depth)
+{
+	const struct tb_layout *l = &w->t->layout;
+	const struct tb_py_offsets *o = &l->bpf;
+	unsigned char tb[TB_TSTATE_BUF];
+	uint64_t frame;
+
+	memset(th, 0, sizeof(*th));
+	th->tstate = ts;
+	if (rd(w, ts, tb, w->tstate_size)) {
+		th->error = w->reads_left ? "the thread state could not be read" : "the read budget of the walk is spent";
+		return 0;
+	}
+	th->ident = rd64(tb, o->tstate_thread_id);
+	if (l->tstate_native_thread_id != TB_NO_OFFSET)
+		th->native_tid = (uint32_t)rd64(tb, l->tstate_native_thread_id);
+	else
+		th->native_tid = tid_from_pthread(w, th->ident);
+	th->holds_gil = holder == ts;
+	frame = rd64(tb, o->tstate_frame);
+	if (frame && o->cframe_current_frame != TB_NO_OFFSET && rd64_at(w, frame + o->cframe_current_frame, &frame))
+		th->error = "the current frame could not be read";
+	else
+		walk_frames(w, frame, th, max_depth);
+	return rd64(tb, o->tstate_next);
+}
+
+/* Threads first..n-1 of one list that loops back: keep them up to the first one seen twice
+ * (the loop was noticed a few threads after it closed). Returns the new count. */
+static int drop_repeats(struct tb_uthread *out, int first, int n)
+{
+	for (int i = first + 1; i < n; i++) {
+		for (int j = first; j < i; j++) {
+			if (out[j].tstate != out[i].tstate)
+				continue;
+			tb_walk_free(out + i, n - i);
+			return i;
+		}
+	}
+	return n;
+}
+
 int tb_walk_process(const struct tb_target *t, struct tb_uthread *out, int max, int max_depth,
 		    char *err, size_t errlen)
 {
 	const struct tb_py_offsets *o = &t->layout.bpf;
+	struct walk w = { t, tb_layout_read_size(&t->layout, TB_READ_TSTATE),
+			  tb_layout_read_size(&t->layout, TB_READ_FRAME),
+			  tb_layout_read_size(&t->layout, TB_READ_CODE_HEAD), MAX_READS };
+	struct loop_watch interps = { 0 };
 	uint64_t interp = 0;
 	int n = 0;
 
-	if (tb_mem_read_u64(t->pid, t->runtime_addr + o->runtime_interp_head, &interp) || !interp) {
-		snprintf(err, errlen, "pid %d: the interpreter state could not be read", (int)t->pid);
+	err[0] = '\0';
+	if (tb_layout_check_reads(&t->layout, err, errlen))
+		return -1;
+	if (rd64_at(&w, t->runtime_addr + o->runtime_interp_head, &interp) || !interp) {
+		snprintf(err, errlen, "the interpreter state could not be read");
 		return -1;
 	}
-	for (int k = 0; k < MAX_INTERPRETERS && interp; k++) {
+	for (int k = 0; k < MAX_INTERPRETERS && interp && !loops_back(&interps, interp); k++) {
+		struct loop_watch threads = { 0 };
 		uint64_t ts = 0, holder = 0;
-		int guard = 0;
+		int first = n;
 
-		gil_holder(t, interp, &holder);
-		if (tb_mem_read_u64(t->pid, interp + o->interp_threads_head, &ts))
+		gil_holder(&w, interp, &holder);
+		if (rd64_at(&w, interp + o->interp_threads_head, &ts))
 			break;
-		while (ts && n < max && guard++ < TB_WALK_MAX_THREADS) {
-			unsigned char tb[TB_TSTATE_BUF];
-			struct tb_uthread *th = &out[n++];
-			uint64_t frame;
-
-			memset(th, 0, sizeof(*th));
-			th->tstate = ts;
-			if (tb_mem_read(t->pid, ts, tb, sizeof(tb))) {
-				th->error = "the thread state could not be read";
+		for (int guard = 0; ts && guard < TB_WALK_MAX_THREADS; guard++) {
+			if (loops_back(&threads, ts)) {
+				snprintf(err, errlen, "the thread list of interpreter 0x%llx loops back on itself",
+					 (unsigned long long)interp);
+				n = drop_repeats(out, first, n);
 				break;
 			}
-			th->ident = rd64(tb, o->tstate_thread_id);
-			if (t->layout.tstate_native_thread_id != TB_NO_OFFSET)
-				th->native_tid = (uint32_t)rd64(tb, t->layout.tstate_native_thread_id);
-			else
-				th->native_tid = tid_from_pthread(t->pid, th->ident);
-			th->holds_gil = holder == ts;
-			frame = rd64(tb, o->tstate_frame);
-			if (frame && o->cframe_current_frame != TB_NO_OFFSET &&
-			    tb_mem_read_u64(t->pid, frame + o->cframe_current_frame, &frame))
-				th->error = "the current frame could not be read";
-			else
-				walk_frames(t, frame, th, max_depth);
-			ts = rd64(tb, o->tstate_next);
+			if (n == max) {
+				snprintf(err, errlen, "more than %d threads: the rest are not shown", max);
+				break;
+			}
+			ts = walk_thread(&w, ts, holder, &out[n++], max_depth);
 		}
-		if (tb_mem_read_u64(t->pid, interp + o->interp_next, &interp))
-			break;
+		if (rd64_at(&w, interp + o->interp_next, &interp))
+			interp = 0;
 	}
+	if (interp && !err[0])
+		snprintf(err, errlen, "the interpreter list of the process loops back or is longer than %d",
+			 MAX_INTERPRETERS);
+	if (!w.reads_left && !err[0])
+		snprintf(err, errlen, "the walk stopped after %u reads", MAX_READS);
 	return n;
 }
 

@@ -25,7 +25,11 @@ struct tb_uthread {
 };
 
 /* Walk every thread of every interpreter of t. Returns the number of threads
- * (<= max) filled into out, or -1 with err when the runtime is unreadable.
+ * (<= max) filled into out, or -1 with err when the runtime is unreadable or
+ * the layout's offsets do not fit the read buffers. On success err is "" or
+ * one sentence on what cut the walk short (a thread list that loops back, more
+ * threads than max, the read budget spent); a thread whose own stack could not
+ * be read completely (a frame chain that loops back, say) says so in its error.
  * Each thread's frames array is malloc'ed (free with tb_walk_free). */
 int tb_walk_process(const struct tb_target *t, struct tb_uthread *out, int max, int max_depth,
 		    char *err, size_t errlen);

@@ -1,6 +1,7 @@
 /* symbolize.c: reads code objects out of target processes once, caches
  * them by (pid, address, code id) so that a freed-and-reused address is
- * not taken for the old function, and decodes locations on demand. */
+ * not taken for the old function, and decodes locations on demand through
+ * the shared, indexed line tables (linetabs.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,13 @@ void tb_sym_init(struct tb_symbolizer *s, struct tb_strtab *strs)
 {
 	memset(s, 0, sizeof(*s));
 	s->strs = strs;
+	tb_linetabs_init(&s->tables);
 }
 
 void tb_sym_free(struct tb_symbolizer *s)
 {
-	for (uint32_t i = 0; i < s->n; i++)
-		free(s->codes[i].linetable);
+	tb_linetabs_free(&s->tables);
+	free(s->scratch.d);
 	free(s->codes);
 	free(s->pids);
 	tb_hmap_free(&s->index);
@@ -56,7 +58,7 @@ static struct tb_sym_pid *pid_entry(struct tb_symbolizer *s, pid_t pid)
 
 	if (i == s->npids) {
 		s->pids = tb_grow(s->pids, &s->cappids, s->npids + 1, sizeof(*s->pids), 64);
-		s->pids[s->npids++] = (struct tb_sym_pid){ pid, 0 };
+		s->pids[s->npids++] = (struct tb_sym_pid){ pid, 0, 0 };
 	}
 	return &s->pids[i];
 }
@@ -72,17 +74,31 @@ static void placeholder(struct tb_symbolizer *s, struct tb_code *c, const char *
 	s->unresolved_codes++;
 }
 
+/* Point c to the shared copy of its line table (process_kept: the budget of its process). */
+static void set_linetable(struct tb_symbolizer *s, struct tb_code *c, int py_minor, const unsigned char *bytes,
+			  uint32_t len, uint64_t *process_kept)
+{
+	const struct tb_linetab *tab;
+
+	c->linetab = tb_linetabs_add(&s->tables, py_minor, bytes, len, process_kept);
+	tab = tb_linetabs_get(&s->tables, c->linetab);
+	c->linetable = tab ? tab->bytes : NULL;
+	c->linetable_len = tab ? tab->len : 0;
+	if (len && !tab)
+		s->lines_dropped++;
+}
+
 static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb_layout *l,
 		     uint64_t pycode_type)
 {
-	unsigned char buf[512];
+	unsigned char buf[TB_CODE_READ_MAX];
 	uint64_t type, name_p, file_p, table_p;
 	int32_t firstlineno, argcount;
 	uint32_t version = 0;
 	char text[4096];
-	size_t tlen;
+	size_t size = tb_layout_read_size(l, TB_READ_CODE); /* the fields' span, <= sizeof(buf) */
 
-	if (l->code_size > sizeof(buf) || tb_mem_read(c->pid, c->addr, buf, l->code_size))
+	if (!size || tb_mem_read(c->pid, c->addr, buf, size))
 		return -1;
 	memcpy(&type, buf + l->bpf.object_type, 8);
 	if (pycode_type && type != pycode_type)
@@ -105,8 +121,9 @@ static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb
 		return -1;
 	c->filename = tb_strtab_intern(s->strs, text);
 	c->firstlineno = firstlineno;
-	if (!tb_read_pybytes(c->pid, l, table_p, TB_MAX_LINETABLE, &c->linetable, &tlen))
-		c->linetable_len = (uint32_t)tlen;
+	if (!tb_read_pybytes(c->pid, l, table_p, TB_MAX_LINETABLE, &s->scratch))
+		set_linetable(s, c, (int)l->minor, s->scratch.d, (uint32_t)s->scratch.n,
+			      &pid_entry(s, c->pid)->lines_kept);
 	if (l->code_nunits != TB_NO_OFFSET) {
 		int64_t units;
 
@@ -177,13 +194,8 @@ uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16
 	c->qualname = tb_strtab_intern(s->strs, qualname);
 	c->filename = tb_strtab_intern(s->strs, filename);
 	c->firstlineno = firstlineno;
-	if (linetable && linetable_len) {
-		c->linetable = malloc(linetable_len);
-		if (!c->linetable)
-			abort();
-		memcpy(c->linetable, linetable, linetable_len);
-		c->linetable_len = linetable_len;
-	}
+	/* capture files: no budget per process (what was kept when recording fits the total) */
+	set_linetable(s, c, py_minor, linetable, linetable_len, NULL);
 	c->resolved = 1;
 	return s->n - 1;
 }
@@ -196,9 +208,7 @@ void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset
 	loc->line = loc->end_line = loc->col = loc->end_col = -1;
 	if (!c->resolved)
 		return;
-	if (offset < 0 || !c->linetable ||
-	    tb_linetable_lookup(c->py_minor, c->linetable, c->linetable_len, c->firstlineno,
-				offset, loc)) {
+	if (offset < 0 || tb_linetabs_lookup(&s->tables, c->linetab, c->firstlineno, offset, loc)) {
 		loc->line = loc->end_line = c->firstlineno;
 		loc->col = loc->end_col = -1;
 	}
@@ -225,6 +235,7 @@ void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid)
 		}
 	}
 	s->pids[e].last = 0;
+	s->pids[e].lines_kept = 0;  /* a process that reuses the pid starts a budget of its own */
 	/* dead codes are never found; drop them from the index once they are
 	 * half of it: each rebuild is paid for by the forgets since the last */
 	if ((uint64_t)s->dead_indexed * 2 > s->index.used) {

@@ -1,4 +1,5 @@
-/* symbolize.h: code objects of target processes -> function, file, lines. */
+/* symbolize.h: code objects of target processes -> function, file, lines (line tables
+ * shared and budgeted: model/linetabs.h). */
 #ifndef TB_SYMBOLIZE_H
 #define TB_SYMBOLIZE_H
 #include <stdint.h>
@@ -6,7 +7,9 @@
 #include "cpython/linetable.h"
 #include "cpython/layout.h"
 #include "lib/hashmap.h"
+#include "lib/mem.h"
 #include "lib/strtab.h"
+#include "model/linetabs.h"
 
 /* One code object as read from a target (or a placeholder when it could not be). */
 struct tb_code {
@@ -19,7 +22,8 @@ struct tb_code {
 	uint32_t qualname;     /* strtab ids */
 	uint32_t filename;
 	int32_t firstlineno;
-	unsigned char *linetable;
+	uint32_t linetab;      /* its line table in the symbolizer's tables, 0: none (or over budget) */
+	const unsigned char *linetable; /* that table's bytes (shared), NULL: none */
 	uint32_t linetable_len;
 	uint32_t nbytes;       /* bytecode size in bytes (3.11+; 0: unknown) */
 	uint32_t pid_prev;     /* the previous code of this pid + 1 (0: none) */
@@ -28,6 +32,7 @@ struct tb_code {
 struct tb_sym_pid {            /* the newest code of a pid */
 	pid_t pid;
 	uint32_t last;             /* code index + 1, 0: none (forgotten) */
+	uint64_t lines_kept;       /* bytes of line tables it added (its budget) */
 };
 
 struct tb_symbolizer {
@@ -39,7 +44,10 @@ struct tb_symbolizer {
 	struct tb_sym_pid *pids; /* each pid's chain of codes, to forget them */
 	uint32_t npids, cappids;
 	struct tb_hmap pid_index;
+	struct tb_linetabs tables;  /* the code objects' line tables, one copy each */
+	struct tb_buf scratch;      /* a line table being read */
 	uint64_t lookups, reads, unresolved_codes, stale;
+	uint64_t lines_dropped;     /* code objects whose line table was over the budget */
 };
 
 void tb_sym_init(struct tb_symbolizer *s, struct tb_strtab *strs);

@@ -106,6 +106,11 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 		p->nprocs, p->nthreads, t.n, (unsigned long long)p->unresolved_frames,
 		(unsigned long long)p->frames,
 		p->frames ? 100.0 * (double)p->unresolved_frames / (double)p->frames : 0.0);
+	if (p->sym.lines_dropped)
+		fprintf(out, "  %llu code objects show their first line only: their line tables were over the "
+			"memory budget (%llu MiB, %llu MiB per process)\n", (unsigned long long)p->sym.lines_dropped,
+			(unsigned long long)(p->sym.tables.total_budget >> 20),
+			(unsigned long long)(p->sym.tables.process_budget >> 20));
 	fprintf(out, "  capture %.2f s, agent CPU %.3f s (%.1f us per sample)\n", p->duration_s,
 		p->agent_cpu_s, p->samples ? 1e6 * p->agent_cpu_s / (double)p->samples : 0.0);
 	for (uint32_t i = 0; i < p->nprocs; i++) {

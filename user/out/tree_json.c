@@ -189,8 +189,7 @@ void tb_json_meta(FILE *f, const struct tb_tree *t)
 		"\"no_python_samples\":%llu,\"lost\":%llu,\"truncated\":%llu,\"partial\":%llu,"
 		"\"frames\":%llu,\"unresolved_frames\":%llu,\"max_depth\":%u,\"by_line\":%s,"
 		"\"min_fraction\":%g,\"pruned_nodes\":%u,\"functions\":%u,\"agent_cpu_s\":%.4f,"
-		"\"off_cpu_samples\":%llu,\"off_cpu_records\":%llu,\"filtered_samples\":%llu,\"gc_frames\":%s,"
-		"\"processes\":[",
+		"\"off_cpu_samples\":%llu,\"off_cpu_records\":%llu,\"filtered_samples\":%llu,\"gc_frames\":%s,",
 		(long long)p->start_unix, (unsigned long long)p->samples,
 		(unsigned long long)p->python_samples, (unsigned long long)p->no_python,
 		(unsigned long long)p->lost, (unsigned long long)p->truncated,
@@ -200,6 +199,9 @@ void tb_json_meta(FILE *f, const struct tb_tree *t)
 		(unsigned long long)p->off_cpu_samples, (unsigned long long)p->off_cpu_records,
 		(unsigned long long)p->filtered,
 		p->no_gc ? "false" : "true");
+	if (p->sym.lines_dropped) /* code objects whose line table was over the budget */
+		fprintf(f, "\"line_tables_dropped\":%llu,", (unsigned long long)p->sym.lines_dropped);
+	fputs("\"processes\":[", f);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
 
