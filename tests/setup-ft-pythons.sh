@@ -16,8 +16,9 @@
 # Build: the source package's orig tarball is CPython's release tarball; it is configured as
 # is. Debian's patches are not applied: they adapt CPython to Debian's /usr layout, multiarch
 # and package split, and several change configure.ac (so configure would have to be
-# regenerated with bookworm's autoconf), while none changes what the profiler reads; the
-# unpatched tree is the build users make themselves. --disable-gil, no PGO, no LTO,
+# regenerated with bookworm's autoconf); none of 3.13's changes a structure the profiler reads
+# (gchead-alignment.diff only states the alignment x86-64 already has). The unpatched tree is
+# what pyenv, uv or a python.org tarball give users. --disable-gil, no PGO, no LTO,
 # --with-ensurepip=no, --disable-test-modules; 3.13t with --enable-shared (the interpreter's
 # runtime in libpython3.13t.so, found through an rpath), the others static, so both kinds of
 # free-threaded build are covered. Build dependencies: scripts/install-deps.sh test.
