@@ -8,6 +8,9 @@ pkgs=(make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config py
 if [ "$what" = test ]; then
 	pkgs+=(libcmocka-dev chromium nodejs npm dpkg-dev ca-certificates valgrind protobuf-compiler
 	       libclang-rt-14-dev tmux)
+	# tests/setup-ft-pythons.sh builds CPython (gcc, make, zlib1g-dev above): ctypes needs
+	# libffi-dev; ssl/hashlib, bz2 and lzma come with theirs; xz-utils unpacks the sources
+	pkgs+=(libffi-dev libssl-dev libbz2-dev liblzma-dev xz-utils)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

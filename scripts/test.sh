@@ -33,6 +33,20 @@ suite() { # name command...: a suite counted as one test
 
 set -e
 bash scripts/install-deps.sh test
+# Free-threaded CPython 3.13t-3.15t, built from sid's sources (tests/setup-ft-pythons.sh): minutes
+# on a fresh machine, so in the background and niced while the rest of the set-up, the build and
+# the suites that run no interpreter go on; ft_wait before the first suite that may use them.
+setsid nice -n 19 bash tests/setup-ft-pythons.sh >"$log_dir/setup-ft-pythons.log" 2>&1 &
+ft_pid=$!
+trap 'kill -- -$ft_pid 2>/dev/null' EXIT
+trap 'exit 130' INT TERM HUP
+ft_wait() {
+	local t0=$SECONDS
+	echo "== waiting for the free-threaded builds"
+	wait "$ft_pid" || echo "test: no free-threaded CPython could be built"
+	cat "$log_dir/setup-ft-pythons.log"
+	echo "== free-threaded builds: waited $((SECONDS - t0))s"
+}
 bash tests/setup-pythons.sh || echo "test: some sid Pythons could not be set up (see above)"
 make -s
 set +e
@@ -56,10 +70,6 @@ suite unit-without-clang make -s -j2 B=build/noclang CLANG=false BPFTOOL=false \
 # includes point only down the layers (docs/architecture.md)
 suite layers python3 scripts/check_layers.py
 
-suite linetable-vs-cpython bash tests/linetable/run.sh
-suite layout-vs-headers bash tests/layout/check_headers.sh
-suite opcodes-vs-dis bash tests/opcodes/check.sh
-
 
 # scripts that end with "N passed, N failed"
 counted() { # name command...
@@ -76,6 +86,16 @@ counted() { # name command...
 # every output format of fixed captures, byte for byte (SHA-256s)
 counted golden python3 tests/golden/check.py
 
+# browser: Debian's chromium on every page kind (tests/browser/run.sh makes its own captures)
+for page_suite in synthetic real diff opcodes heatmap; do
+	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
+done
+
+ft_wait
+suite linetable-vs-cpython bash tests/linetable/run.sh
+suite layout-vs-headers bash tests/layout/check_headers.sh
+suite opcodes-vs-dis bash tests/opcodes/check.sh
+
 # integration: real BPF, real Python processes
 counted integration /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/exports.py
@@ -84,11 +104,6 @@ counted top bash tests/top/run.sh
 counted hostile python3 tests/hostile/run.py
 counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
-
-# browser: Debian's chromium on every page kind (tests/browser/run.sh makes its own captures)
-for page_suite in synthetic real diff opcodes heatmap; do
-	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
-done
 
 echo
 [ "${#failures[@]}" -eq 0 ] || echo "failed suites: ${failures[*]}"

@@ -18,7 +18,6 @@ set -euo pipefail
 
 VERSIONS=(3.13 3.14 3.15)
 DEST=${1:-${TB_PYTHONS_DIR:-/var/cache/tachyon-bpf/pythons}}
-ARCH=amd64
 TRIPLET=x86_64-linux-gnu
 
 prog=${0##*/}
@@ -54,119 +53,11 @@ exec 9>"$DEST/.lock"
 flock 9
 quick_check && exit 0   # someone else may have finished while we waited
 
-# ---- private apt configuration -------------------------------------------------------------
-APTD=$DEST/apt
-rm -rf "${APTD:?}/etc" "${APTD:?}/debs"
-mkdir -p "$APTD/etc/sources.list.d" "$APTD/etc/preferences.d" "$APTD/lists/partial" \
-    "$APTD/cache/archives/partial" "$APTD/debs"
-: >"$APTD/etc/sources.list"
-: >"$APTD/status"
-LOG=$APTD/log
-: >"$LOG"
-
-eval "$(apt-config shell HOST_SL Dir::Etc::sourcelist/f HOST_SP Dir::Etc::sourceparts/d)"
-HOST_SL=${HOST_SL:-/etc/apt/sources.list}
-HOST_SP=${HOST_SP:-/etc/apt/sources.list.d/}
-
-# The "main archive" entry is the first enabled binary entry with a plain suite name
-# (bookworm, stable, ...; not bookworm-updates, bookworm-security, bookworm/updates).
-# Only its suite is changed (to sid); deb-src is dropped. Signed-By and options are kept.
-deb822_main() { # file -> prints the rewritten paragraph, or nothing
-    awk '
-        BEGIN { RS = ""; found = 0 }
-        found { next }
-        {
-            n = split($0, L, "\n"); types = ""; suites = ""; enabled = "yes"
-            for (i = 1; i <= n; i++) {
-                if (L[i] ~ /^Types:/)   { types = L[i];  sub(/^Types:[ \t]*/, "", types) }
-                if (L[i] ~ /^Suites:/)  { suites = L[i]; sub(/^Suites:[ \t]*/, "", suites) }
-                if (L[i] ~ /^Enabled:/) { enabled = tolower(L[i]); sub(/^enabled:[ \t]*/, "", enabled) }
-            }
-            if (enabled == "no" || (" " types " ") !~ / deb /) next
-            ok = 0; m = split(suites, S, /[ \t]+/)
-            for (j = 1; j <= m; j++) if (S[j] != "" && S[j] !~ /[-\/]/) ok = 1
-            if (!ok) next
-            skip = 0
-            for (i = 1; i <= n; i++) {
-                if (L[i] ~ /^[ \t]/) { if (!skip) print L[i]; continue }   # continuation line
-                skip = 0
-                if (L[i] ~ /^#/) continue
-                if (L[i] ~ /^Types:/)  { print "Types: deb";  skip = 1; continue }
-                if (L[i] ~ /^Suites:/) { print "Suites: sid"; skip = 1; continue }
-                print L[i]
-            }
-            found = 1
-        }' "$1"
-}
-oneline_main() { # file -> prints the rewritten "deb ..." line, or nothing
-    awk '
-        /^[ \t]*deb[ \t]/ {
-            line = $0; sub(/#.*/, "", line); nf = split(line, F, /[ \t]+/)
-            i = 1; while (i <= nf && F[i] == "") i++
-            i++                                           # skip "deb"
-            opts = ""
-            if (F[i] ~ /^\[/) {                           # [ option=value ... ]
-                while (i <= nf) { opts = opts (opts == "" ? "" : " ") F[i]; if (F[i] ~ /\]$/) { i++; break }; i++ }
-            }
-            uri = F[i]; suite = F[i + 1]
-            if (uri == "" || suite == "" || suite ~ /[-\/]/) next
-            comps = ""; for (k = i + 2; k <= nf; k++) if (F[k] != "") comps = comps " " F[k]
-            if (comps == "") next
-            print "deb " (opts == "" ? "" : opts " ") uri " sid" comps
-            exit
-        }' "$1"
-}
-
-entry=""
-shopt -s nullglob
-for f in "$HOST_SP"*.sources; do
-    entry=$(deb822_main "$f")
-    if [[ -n $entry ]]; then
-        printf '%s\n' "$entry" >"$APTD/etc/sources.list.d/sid.sources"
-        break
-    fi
-done
-if [[ -z $entry ]]; then
-    for f in "$HOST_SL" "$HOST_SP"*.list; do
-        [[ -f $f ]] || continue
-        entry=$(oneline_main "$f")
-        if [[ -n $entry ]]; then
-            printf '%s\n' "$entry" >"$APTD/etc/sources.list"
-            break
-        fi
-    done
-fi
-shopt -u nullglob
-[[ -n $entry ]] || die "no main Debian archive entry found in $HOST_SL or $HOST_SP"
-
-APT_OPTS=(
-    -o "Dir::Etc::sourcelist=$APTD/etc/sources.list"
-    -o "Dir::Etc::sourceparts=$APTD/etc/sources.list.d"
-    -o "Dir::Etc::preferences=$APTD/etc/preferences"
-    -o "Dir::Etc::preferencesparts=$APTD/etc/preferences.d"
-    -o "Dir::State::Lists=$APTD/lists"
-    -o "Dir::State::status=$APTD/status"
-    -o "Dir::Cache=$APTD/cache"
-    -o "Dir::Cache::pkgcache=pkgcache.bin"
-    -o "Dir::Cache::srcpkgcache=srcpkgcache.bin"
-    -o "APT::Architecture=$ARCH"
-    -o "APT::Default-Release=sid"
-    -o "Acquire::Languages=none"
-)
-if id -u _apt >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
-    chown _apt "$APTD/debs" "$APTD/lists/partial" "$APTD/cache/archives/partial"
-fi
-
-run_logged() { # cmd... ; output goes to $LOG, shown on failure
-    if ! "$@" >>"$LOG" 2>&1; then
-        warn "failed: $*"
-        tail -n 20 "$LOG" >&2
-        return 1
-    fi
-}
-
-run_logged apt-get -q "${APT_OPTS[@]}" update || die "apt-get update for sid failed; nothing set up"
-grep -q '^[WE]:' "$LOG" && { warn "apt-get update reported:"; grep '^[WE]:' "$LOG" >&2; }
+# ---- private apt state (tests/sid-apt.sh) ------------------------------------------------------
+. "$(dirname "${BASH_SOURCE[0]}")/sid-apt.sh"
+rm -rf "$DEST/apt/debs"
+sid_apt_init "$DEST/apt" deb || die "nothing set up"
+sid_apt_fetch_dir "$APTD/debs"
 
 # Prints those of the given packages that have a downloadable candidate.
 with_candidate() {
@@ -240,7 +131,7 @@ for p in "${all[@]}"; do
 done
 
 # ---- download and unpack -------------------------------------------------------------------
-(cd "$APTD/debs" && run_logged apt-get -q "${APT_OPTS[@]}" download "${get[@]}") ||
+(cd "$APTD/debs" && sid_apt_run apt-get -q "${APT_OPTS[@]}" download "${get[@]}") ||
     die "apt-get download failed; nothing set up"
 
 STAGE=$DEST/root.new
@@ -338,5 +229,5 @@ unresolved=$( (find "$DEST/root/usr/bin" "$DEST/root/usr/lib" -type f \( -name '
 
 ((good > 0)) || die "no interpreter could be set up"
 # The package lists and apt's caches are only needed while setting up.
-rm -rf "${APTD:?}/lists" "${APTD:?}/cache"
+sid_apt_clean
 exit 0
