@@ -558,8 +558,8 @@ static const struct tb_urow walk_rows[] = {
 static const struct tb_code_range walk_tags[] = { { 0x1200, 0x1300 } };
 static const struct tb_uw_file walk_file = { walk_rows, 7, 0, 0x1000, walk_tags, 1 };
 static const struct tb_uw_range walk_ranges[] = {
-	{ 0x400000, 0x401000, 0x3ff000, &walk_file },
-	{ 0x500000, 0x501000, 0x500000, NULL },          /* anonymous code */
+	{ { 0x400000, 0x401000 }, 0x3ff000, &walk_file },
+	{ { 0x500000, 0x501000 }, 0x500000, NULL },      /* anonymous code */
 };
 #define CODE(vaddr) (0x3ff000ull + (vaddr))
 
@@ -569,6 +569,19 @@ static uint32_t walk(const struct tb_uw_regs *r, struct tb_uw_frame *out, enum t
 	struct tb_uw_walk w = { walk_ranges, 2, read_stack, NULL, 64, fp };
 
 	return tb_unwind(&w, r, out, stop);
+}
+
+/* walk from (ip, sp, bp), frame pointers allowed or not: n frames into f,
+ * ending for reason `want` */
+static void expect_walk(uint64_t ip, uint64_t sp, uint64_t bp, int fp, uint32_t n,
+			enum tb_uw_stop want, struct tb_uw_frame *f)
+{
+	struct tb_uw_regs r = { ip, sp, bp, 0 };
+	enum tb_uw_stop stop;
+
+	assert_int_equal(walk(&r, f, &stop, fp), n);
+	if (stop != want)
+		fail_msg("stop %s, want %s", tb_uw_stop_names[stop], tb_uw_stop_names[want]);
 }
 
 static void test_walk_rules(void **state)
@@ -610,53 +623,37 @@ static void test_walk_rules(void **state)
 static void test_walk_stops(void **state)
 {
 	struct tb_uw_frame f[64];
-	enum tb_uw_stop stop;
-	struct tb_uw_regs r;
 
 	(void)state;
 	memset(stack, 0, sizeof(stack));
-	r = (struct tb_uw_regs){ 0, STACK, 0, 0 };
-	assert_int_equal(walk(&r, f, &stop, 1), 0);
-	assert_int_equal(stop, TB_UW_NO_REGS);
-	r = (struct tb_uw_regs){ 0x900000, STACK, 0, 0 };
-	assert_int_equal(walk(&r, f, &stop, 1), 0);
-	assert_int_equal(stop, TB_UW_UNKNOWN_MAP);
-	r = (struct tb_uw_regs){ CODE(0x1600), STACK, 0, 0 };
-	assert_int_equal(walk(&r, f, &stop, 1), 1);
-	assert_int_equal(stop, TB_UW_INVALID);
-	r = (struct tb_uw_regs){ CODE(0x1010), STACK + sizeof(stack), 0, 0 };
-	assert_int_equal(walk(&r, f, &stop, 1), 1);
-	assert_int_equal(stop, TB_UW_READ);
-	r = (struct tb_uw_regs){ 0x500010, STACK, 0, 0 };
-	assert_int_equal(walk(&r, f, &stop, 0), 0);
-	assert_int_equal(stop, TB_UW_NO_TABLE);
+	expect_walk(0, STACK, 0, 1, 0, TB_UW_NO_REGS, f);
+	expect_walk(0x900000, STACK, 0, 1, 0, TB_UW_UNKNOWN_MAP, f);
+	expect_walk(CODE(0x1600), STACK, 0, 1, 1, TB_UW_INVALID, f);
+	expect_walk(CODE(0x1010), STACK + sizeof(stack), 0, 1, 1, TB_UW_READ, f);
+	expect_walk(0x500010, STACK, 0, 0, 0, TB_UW_NO_TABLE, f);
 	/* an rbp-based CFA below sp */
-	r = (struct tb_uw_regs){ CODE(0x1250), STACK + 0x100, STACK + 0x10, 0 };
-	assert_int_equal(walk(&r, f, &stop, 1), 1);
-	assert_int_equal(stop, TB_UW_NOT_INCREASING);
+	expect_walk(CODE(0x1250), STACK + 0x100, STACK + 0x10, 1, 1, TB_UW_NOT_INCREASING, f);
 }
 
 static void test_walk_loops_and_depth(void **state)
 {
 	struct tb_uw_frame f[64];
-	enum tb_uw_stop stop;
-	struct tb_uw_regs r;
 
 	(void)state;
 	/* frame pointers in anonymous code, the chain pointing at itself */
 	memset(stack, 0, sizeof(stack));
 	stack[0] = STACK;
 	stack[1] = 0x500020;
-	r = (struct tb_uw_regs){ 0x500010, STACK - 8, STACK, 0 };
-	assert_int_equal(walk(&r, f, &stop, 1), 2);
-	assert_int_equal(stop, TB_UW_NOT_INCREASING);
+	expect_walk(0x500010, STACK - 8, STACK, 1, 2, TB_UW_NOT_INCREASING, f);
 	assert_int_equal(f[0].flags, TB_UW_FP);
+	/* a chain ending in rbp 0 (_start cleared it) is complete */
+	stack[0] = 0;
+	expect_walk(0x500010, STACK - 8, STACK, 1, 2, TB_UW_DONE, f);
+	assert_int_equal(f[1].flags, TB_UW_FP | TB_UW_RA);
 	/* the same leaf frame over and over, the stack growing: depth */
 	for (int i = 0; i < 512; i++)
 		stack[i] = CODE(0x1010);
-	r = (struct tb_uw_regs){ CODE(0x1010), STACK, 0, 0 };
-	assert_int_equal(walk(&r, f, &stop, 1), 64);
-	assert_int_equal(stop, TB_UW_DEPTH);
+	expect_walk(CODE(0x1010), STACK, 0, 1, 64, TB_UW_DEPTH, f);
 }
 
 static void test_walk_plt_and_signal(void **state)

@@ -521,17 +521,29 @@ const struct tb_urow *tb_cfi_row(const struct tb_urow *rows, uint32_t n, uint64_
 	return &rows[lo];
 }
 
-const struct tb_code_range *tb_cfi_fde(const struct tb_cfi *c, uint64_t addr)
+static const struct tb_code_range *range_at(const void *ranges, size_t stride, uint32_t i)
 {
-	uint32_t lo = 0, hi = c->nfdes;
+	return (const struct tb_code_range *)(const void *)((const char *)ranges + i * stride);
+}
 
-	while (lo < hi) {
+uint32_t tb_code_range_find(const void *ranges, uint32_t n, size_t stride, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {          /* the first range ending above addr */
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (c->fdes[mid].hi <= addr)
+		if (range_at(ranges, stride, mid)->hi <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < c->nfdes && c->fdes[lo].lo <= addr ? &c->fdes[lo] : NULL;
+	return lo < n && range_at(ranges, stride, lo)->lo <= addr ? lo : n;
+}
+
+const struct tb_code_range *tb_cfi_fde(const struct tb_cfi *c, uint64_t addr)
+{
+	uint32_t i = tb_code_range_find(c->fdes, c->nfdes, sizeof(*c->fdes), addr);
+
+	return i < c->nfdes ? &c->fdes[i] : NULL;
 }

@@ -67,5 +67,9 @@ const struct tb_urow *tb_cfi_row(const struct tb_urow *rows, uint32_t n, uint64_
 				 uint64_t addr);
 /* The FDE holding addr, or NULL. */
 const struct tb_code_range *tb_cfi_fde(const struct tb_cfi *c, uint64_t addr);
+/* The index of the range holding addr among n elements stride bytes apart,
+ * each starting with a struct tb_code_range, sorted and not overlapping; n
+ * if none holds it. */
+uint32_t tb_code_range_find(const void *ranges, uint32_t n, size_t stride, uint64_t addr);
 
 #endif

@@ -31,17 +31,9 @@ struct state {
 
 static const struct tb_uw_range *find_range(const struct tb_uw_walk *w, uint64_t pc)
 {
-	uint32_t lo = 0, hi = w->nranges;
+	uint32_t i = tb_code_range_find(w->ranges, w->nranges, sizeof(*w->ranges), pc);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (w->ranges[mid].end <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < w->nranges && w->ranges[lo].start <= pc ? &w->ranges[lo] : NULL;
+	return i < w->nranges ? &w->ranges[i] : NULL;
 }
 
 static int tagged(const struct tb_uw_file *f, uint64_t key)
@@ -128,6 +120,10 @@ uint32_t tb_unwind(const struct tb_uw_walk *w, const struct tb_uw_regs *regs,
 				return n;
 			}
 			out[n++] = (struct tb_uw_frame){ s.pc, flags | TB_UW_FP };
+			if (!s.bp) {      /* the outermost frame cleared rbp (_start) */
+				*stop = TB_UW_DONE;
+				return n;
+			}
 			/* the frame record at rbp: saved rbp, then the return address */
 			if (leave(w, &s, s.bp + 16, -2, stop))
 				return n;

@@ -15,7 +15,7 @@
 
 /* Why a walk ended. */
 enum tb_uw_stop {
-	TB_UW_DONE = 0,        /* outermost frame (STOP row, return address 0) */
+	TB_UW_DONE = 0,        /* outermost frame (STOP row, return address or rbp 0) */
 	TB_UW_DEPTH,           /* max frames reached */
 	TB_UW_UNKNOWN_MAP,     /* pc in no executable mapping */
 	TB_UW_NO_TABLE,        /* the file has no table and frame pointers are off */
@@ -45,7 +45,7 @@ struct tb_uw_file {
 /* One executable mapping of a process; a process's are sorted by start and
  * do not overlap. */
 struct tb_uw_range {
-	uint64_t start, end;               /* [start, end) in the process */
+	struct tb_code_range at;           /* [lo, hi) in the process (first: tb_code_range_find) */
 	uint64_t bias;                     /* process address - ELF vaddr */
 	const struct tb_uw_file *file;     /* NULL: no table (anonymous code, not built yet) */
 };
