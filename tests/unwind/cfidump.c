@@ -83,6 +83,8 @@ int main(int argc, char **argv)
 	t0 = cpu_ms();
 	if (tb_cfi_build(elf, NULL, &c, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", argv[2], err);
+		elf_end(elf);
+		close(fd);
 		return 1;
 	}
 	if (strcmp(argv[1], "eval") == 0) {

@@ -338,6 +338,7 @@ struct scan {
 	struct tb_code_range hot;
 	uint64_t *exported;       /* .dynsym function addresses, sorted */
 	uint32_t nexported, cap;
+	uint64_t symbol;          /* the evaluator's, 0 if not exported */
 	struct tb_code_range found[MAX_TARGETS];
 	uint32_t nfound, jumps;
 };
@@ -346,7 +347,8 @@ static void add_exported(void *ctx, const char *name, const GElf_Sym *sym)
 {
 	struct scan *s = ctx;
 
-	(void)name;
+	if (strcmp(name, TB_EVAL_SYMBOL) == 0)
+		s->symbol = sym->st_value;
 	if (s->nexported < MAX_SYMBOLS) {
 		s->exported = tb_grow(s->exported, &s->cap, s->nexported + 1, sizeof(uint64_t), 1024);
 		s->exported[s->nexported++] = sym->st_value;
@@ -411,43 +413,29 @@ const uint8_t *tb_eval_code(Elf *elf, uint64_t lo, uint64_t hi)
 	return NULL;
 }
 
-struct exported_symbol {
-	uint64_t value;
-};
-
-static void find_exported(void *ctx, const char *name, const GElf_Sym *sym)
-{
-	struct exported_symbol *e = ctx;
-
-	if (strcmp(name, TB_EVAL_SYMBOL) == 0)
-		e->value = sym->st_value;
-}
-
 int tb_eval_ranges_jumps(Elf *elf, const struct tb_cfi *cfi, struct tb_eval_ranges *out,
 			 char *err, size_t errlen)
 {
 	struct scan s = { .cfi = cfi };
-	struct exported_symbol sym = { 0 };
 	struct tb_code_range r[MAX_TARGETS + 1];
-	const struct tb_code_range *hot;
-	const uint8_t *code;
+	const struct tb_code_range *hot = NULL;
+	const uint8_t *code = NULL;
+	const char *why = NULL;
 	uint32_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (each_function(elf, SHT_DYNSYM, find_exported, &sym) || !sym.value) {
-		snprintf(err, errlen, "evaluator: no %s in .dynsym", TB_EVAL_SYMBOL);
-		return -1;
-	}
-	if (!(hot = tb_cfi_fde(cfi, sym.value)) || hot->hi - hot->lo > TB_EVAL_MAX_HOT) {
-		snprintf(err, errlen, "evaluator: %s has no usable FDE", TB_EVAL_SYMBOL);
-		return -1;
-	}
-	if (!(code = tb_eval_code(elf, hot->lo, hot->hi))) {
-		snprintf(err, errlen, "evaluator: the code of %s is unreadable", TB_EVAL_SYMBOL);
+	if (each_function(elf, SHT_DYNSYM, add_exported, &s) || !s.symbol)
+		why = "is not in .dynsym";
+	else if (!(hot = tb_cfi_fde(cfi, s.symbol)) || hot->hi - hot->lo > TB_EVAL_MAX_HOT)
+		why = "has no usable FDE";
+	else if (!(code = tb_eval_code(elf, hot->lo, hot->hi)))
+		why = "has unreadable code";
+	if (why) {
+		free(s.exported);
+		snprintf(err, errlen, "evaluator: %s %s", TB_EVAL_SYMBOL, why);
 		return -1;
 	}
 	s.hot = *hot;
-	each_function(elf, SHT_DYNSYM, add_exported, &s);
 	tb_qsort(s.exported, s.nexported, sizeof(uint64_t), cmp_u64);
 	out->undecoded = (uint32_t)tb_eval_direct_jumps(code, hot->hi - hot->lo, hot->lo, on_jump, &s);
 	free(s.exported);

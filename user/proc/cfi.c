@@ -37,7 +37,7 @@ struct cie_info {
 struct builder {
 	struct tb_cfi *c;
 	struct tb_cfi_limits lim;
-	uint64_t t0;
+	uint64_t cpu0, t0;       /* the thread's CPU time, CLOCK_MONOTONIC at the start */
 	char *err;
 	size_t errlen;
 	const unsigned char *ident;
@@ -46,11 +46,11 @@ struct builder {
 	struct cie_info cies[CIE_CACHE];
 };
 
-static uint64_t now_ns(void)
+static uint64_t now_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -376,7 +376,7 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		bool signal;
 		struct tb_urow r;
 
-		if (now_ns() - b->t0 > b->lim.max_ns)
+		if (now_ns(CLOCK_THREAD_CPUTIME_ID) - b->cpu0 > b->lim.max_ns)
 			return fail(b, "took too long");
 		if (dwarf_cfi_addrframe(cfi, a, &f)) {
 			c->bad_fdes++;
@@ -436,7 +436,8 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 		 size_t errlen)
 {
 	static const struct tb_cfi_limits defaults = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS };
-	struct builder b = { .c = out, .lim = lim ? *lim : defaults, .t0 = now_ns(),
+	struct builder b = { .c = out, .lim = lim ? *lim : defaults,
+			     .cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID), .t0 = now_ns(CLOCK_MONOTONIC),
 			     .err = err, .errlen = errlen };
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
@@ -473,7 +474,7 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 	}
 	if (out->rbp_bytes * 100 >= out->code_bytes * TB_CFI_FP_ONLY_PERCENT)
 		out->flags |= TB_CFI_FP_ONLY;
-	out->build_ns = now_ns() - b.t0;
+	out->build_ns = now_ns(CLOCK_MONOTONIC) - b.t0;
 	return 0;
 }
 

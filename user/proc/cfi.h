@@ -26,7 +26,8 @@ struct tb_code_range {
 struct tb_cfi_limits {
 	uint32_t max_rows;     /* table rows */
 	uint32_t max_fdes;     /* CIE + FDE entries read */
-	uint64_t max_ns;       /* CLOCK_MONOTONIC time */
+	uint64_t max_ns;       /* CPU time of the building thread (a hostile FDE can make
+				* the build quadratic; a loaded host only slows it) */
 };
 #define TB_CFI_MAX_ROWS (1u << 22)              /* 32 MiB of rows */
 #define TB_CFI_MAX_FDES (1u << 21)
@@ -48,7 +49,7 @@ struct tb_cfi {
 	uint64_t code_bytes;          /* bytes inside FDEs */
 	uint64_t rbp_bytes;           /* of which with an rbp-based CFA */
 	uint64_t nofp_bytes;          /* bytes of FDEs without any rbp-based row */
-	uint64_t build_ns;
+	uint64_t build_ns;            /* CLOCK_MONOTONIC time it took */
 };
 
 /* Build the table of an ELF file (x86-64, .eh_frame) opened with libelf
