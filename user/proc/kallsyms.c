@@ -1,7 +1,9 @@
 /* kallsyms.c: reads /proc/kallsyms ("ADDR TYPE NAME [MODULE]" lines) into a
  * sorted table of text symbols (types t T w W), bounded in bytes, line length
  * and count; notices when every address reads as 0 (kptr_restrict, no
- * CAP_SYSLOG); re-reads on a miss in module space, rate-limited. */
+ * CAP_SYSLOG); re-reads on a miss in module space, rate-limited.  Only a
+ * regular file is opened for reading (a FIFO or a symlink is refused). */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -132,11 +134,22 @@ static int read_file(struct tb_ksyms *k, const char *path, char *err, size_t err
 
 	if (!chunk)
 		return fail(err, errlen, path, "out of memory");
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	/* looked at first (O_PATH), opened for reading only if a regular file */
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		rc = fail(err, errlen, path, strerror(errno));
 	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		rc = fail(err, errlen, path, "not a regular file");
+	if (fd >= 0) {
+		char self[64];
+		int pathfd = fd;
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+		fd = rc ? -1 : open(self, O_RDONLY | O_CLOEXEC);
+		close(pathfd);
+		if (fd < 0 && !rc)
+			rc = fail(err, errlen, path, strerror(errno));
+	}
 	while (!rc) {
 		ssize_t got = read(fd, chunk, CHUNK);
 
