@@ -165,6 +165,25 @@ struct tb_thread {
 	__u32 ns_pid, ns_tid;          /* ids in the task's pid namespace (never change) */
 };
 
+/* Native unwinding (docs/native-unwinding.md): a file's unwind table is a
+ * sorted array of these rows, built by the agent from the file's .eh_frame
+ * (user/proc/cfi.c).  A row holds from its pc to the next row's. */
+enum tb_urow_kind {
+	TB_UK_INVALID = 0, /* no usable rule (gap, unusual CFI): the walk stops */
+	TB_UK_RSP,         /* CFA = rsp + 8*cfa8 */
+	TB_UK_RBP,         /* CFA = rbp + 8*cfa8 */
+	TB_UK_PLT,         /* lazy PLT entry: CFA = rsp + 8 + ((pc & 15) >= cfa8 ? 8 : 0) */
+	TB_UK_STOP,        /* CFA or return address undefined (_start, clone3): outermost */
+	TB_UK_SIGNAL,      /* signal trampoline: the registers are in the rt_sigframe at rsp */
+};
+
+struct tb_urow {
+	__u32 pc;          /* relative to the table's base (an ELF vaddr) */
+	__u16 cfa8;        /* CFA offset in units of 8; PLT: the threshold */
+	__u8 kind;         /* TB_UK_* */
+	__s8 rbp8;         /* caller's rbp saved at CFA + 8*rbp8; 0: rbp unchanged */
+};                         /* 8 bytes; the return address is always at CFA-8 */
+
 /* Indexes of the counters array map. What the records themselves say (no
  * thread state, truncated, read errors) is counted from their flags by the
  * agent; these are what only the program sees. */

@@ -4,7 +4,7 @@
 # Usage: scripts/install-deps.sh [build|test]
 set -euo pipefail
 what=${1:-build}
-pkgs=(make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config python3 util-linux)
+pkgs=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config python3 util-linux)
 if [ "$what" = test ]; then
 	pkgs+=(libcmocka-dev chromium nodejs npm dpkg-dev ca-certificates valgrind protobuf-compiler
 	       libclang-rt-14-dev tmux)

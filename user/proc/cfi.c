@@ -1,0 +1,550 @@
+/* cfi.c: turns an x86-64 ELF file's .eh_frame into the compact unwind rows
+ * the native unwinder reads (include/tachyon.h, docs/native-unwinding.md).
+ *
+ * The FDEs are listed here (dwarf_next_cfi, their CIE's pointer encoding
+ * decoded); libdw evaluates the call-frame program of each, row by row
+ * (dwarf_cfi_addrframe), and each row becomes one of the few rules the walk
+ * knows: CFA = rsp|rbp + 8k, the return address at CFA-8, the caller's rbp
+ * saved at CFA-8j or unchanged; the lazy-PLT expression; a signal frame; the
+ * outermost frame.  Anything else is INVALID: the walk stops there rather
+ * than guess.  Every count, offset and the time spent is bounded: the file
+ * may be hostile. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "lib/mem.h"
+#include "proc/cfi.h"
+
+/* x86-64 DWARF register numbers */
+enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
+
+#define MAX_SECTIONS 65536u
+#define CIE_CACHE 16          /* CIEs remembered (direct-mapped by offset) */
+#define MAX_CFA_OFFSET (8u * 65535)
+#define MIN_RBP_OFFSET (-1024) /* rbp saved at most 1 KiB below the CFA (s8 units of 8) */
+
+struct cie_info {
+	Dwarf_Off offset;
+	uint8_t filled;       /* this slot holds the CIE at offset */
+	uint8_t valid;        /* read and understood */
+	uint8_t fde_enc;      /* DW_EH_PE_* of the FDE addresses ('R') */
+};
+
+struct builder {
+	struct tb_cfi *c;
+	struct tb_cfi_limits lim;
+	uint64_t cpu0, t0;       /* the thread's CPU time, CLOCK_MONOTONIC at the start */
+	char *err;
+	size_t errlen;
+	const unsigned char *ident;
+	Elf_Data *eh;
+	uint64_t eh_addr;
+	struct cie_info cies[CIE_CACHE];
+};
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int fail(struct builder *b, const char *what)
+{
+	snprintf(b->err, b->errlen, "unwind table: %s", what);
+	return -1;
+}
+
+/* ------------------------------------------------------------ FDE list */
+
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t byte = *(*p)++;
+
+		*v |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+static int read_sleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *start = *p;
+	unsigned bits;
+
+	if (read_uleb(p, end, v))
+		return -1;
+	bits = 7 * (unsigned)(*p - start);
+	if (bits < 64 && ((*p)[-1] & 0x40))
+		*v |= ~0ull << bits;
+	return 0;
+}
+
+static int read_fixed(const uint8_t **p, const uint8_t *end, size_t len, int sign, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if ((size_t)(end - *p) < len)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		x |= (uint64_t)(*p)[i] << (8 * i);
+	if (sign && len < 8 && (x >> (8 * len - 1)) & 1)
+		x |= ~0ull << (8 * len);
+	*p += len;
+	*v = x;
+	return 0;
+}
+
+/* A DW_EH_PE-encoded value at *p: its format (low nibble) only when field is
+ * NULL, else also pc-relative to field (the vaddr of *p).  Indirect, text-,
+ * data- or function-relative and aligned forms are refused. */
+static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, const uint64_t *field,
+			uint64_t *v)
+{
+	static const struct { uint8_t len, sign; } fixed[16] = {
+		[DW_EH_PE_absptr] = { 8, 0 }, [DW_EH_PE_udata2] = { 2, 0 },
+		[DW_EH_PE_udata4] = { 4, 0 }, [DW_EH_PE_udata8] = { 8, 0 },
+		[DW_EH_PE_sdata2] = { 2, 1 }, [DW_EH_PE_sdata4] = { 4, 1 },
+		[DW_EH_PE_sdata8] = { 8, 1 },
+	};
+	uint8_t fmt = enc & 0x0f, app = enc & 0x70;
+	int rc;
+
+	if (enc == DW_EH_PE_omit || (field && (enc & DW_EH_PE_indirect)))
+		return -1;
+	if (fmt == DW_EH_PE_uleb128)
+		rc = read_uleb(p, end, v);
+	else if (fmt == DW_EH_PE_sleb128)
+		rc = read_sleb(p, end, v);
+	else if (fixed[fmt].len)
+		rc = read_fixed(p, end, fixed[fmt].len, fixed[fmt].sign, v);
+	else
+		return -1;
+	if (rc || !field)
+		return rc;
+	if (app == DW_EH_PE_pcrel)
+		*v += *field;
+	else if (app != DW_EH_PE_absptr)
+		return -1;
+	return 0;
+}
+
+/* The FDE pointer encoding of the CIE at offset ('R' of a "z" augmentation;
+ * absptr without one).  Remembered: most FDEs share a few CIEs. */
+static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
+{
+	struct cie_info *ci = &b->cies[(offset / 8) % CIE_CACHE];
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next;
+	const uint8_t *p, *end;
+	const char *aug;
+
+	if (ci->filled && ci->offset == offset)
+		return ci->valid ? ci : NULL;
+	memset(ci, 0, sizeof(*ci));
+	ci->offset = offset;
+	ci->filled = 1;
+	ci->fde_enc = DW_EH_PE_absptr;
+	/* an FDE whose CIE pointer names another FDE (or itself) is refused here */
+	if (dwarf_next_cfi(b->ident, b->eh, true, offset, &next, &e) || !dwarf_cfi_cie_p(&e))
+		return NULL;
+	aug = e.cie.augmentation;
+	if (!aug || aug[0] == '\0') {
+		ci->valid = 1;
+		return ci;
+	}
+	if (aug[0] != 'z' || !e.cie.augmentation_data)
+		return NULL;
+	p = e.cie.augmentation_data;
+	end = p + e.cie.augmentation_data_size;
+	for (size_t i = 1; i < 16 && aug[i]; i++) {
+		uint64_t skip;
+
+		switch (aug[i]) {
+		case 'R':
+			if (p >= end)
+				return NULL;
+			ci->fde_enc = *p++;
+			break;
+		case 'L':
+			if (p++ >= end)
+				return NULL;
+			break;
+		case 'P':
+			if (p >= end)
+				return NULL;
+			p++;
+			if (read_encoded(p[-1], &p, end, NULL, &skip))
+				return NULL;
+			break;
+		case 'S': case 'B': case 'G':
+			break;
+		default:
+			return NULL;
+		}
+	}
+	ci->valid = 1;
+	return ci;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct tb_code_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* Every FDE's [start, end), sorted; empty ones dropped, duplicates and
+ * overlaps cut at the next start. */
+static int list_fdes(struct builder *b)
+{
+	struct tb_cfi *c = b->c;
+	Dwarf_Off off = 0, next;
+	uint32_t entries = 0, n = 0;
+
+	for (;;) {
+		Dwarf_CFI_Entry e;
+		const struct cie_info *ci;
+		const uint8_t *p;
+		uint64_t field, lo, len;
+		int rc = dwarf_next_cfi(b->ident, b->eh, true, off, &next, &e);
+
+		if (rc > 0)
+			break;
+		if (rc < 0)
+			return fail(b, ".eh_frame is malformed");
+		if (next <= off || ++entries > b->lim.max_fdes)
+			return fail(b, "too many .eh_frame entries");
+		off = next;
+		if (dwarf_cfi_cie_p(&e))
+			continue;
+		if (!(ci = cie_at(b, e.fde.CIE_pointer)))
+			return fail(b, "an FDE names no valid CIE");
+		p = e.fde.start;
+		field = b->eh_addr + (uint64_t)(p - (const uint8_t *)b->eh->d_buf);
+		if (read_encoded(ci->fde_enc, &p, e.fde.end, &field, &lo) ||
+		    read_encoded(ci->fde_enc & 0x0f, &p, e.fde.end, NULL, &len))
+			return fail(b, "an FDE's address range is unreadable");
+		if (len == 0 || lo + len < lo)
+			continue;
+		c->fdes = tb_grow(c->fdes, &c->fdes_cap, c->nfdes + 1, sizeof(*c->fdes), 1024);
+		c->fdes[c->nfdes++] = (struct tb_code_range){ lo, lo + len };
+	}
+	tb_qsort(c->fdes, c->nfdes, sizeof(*c->fdes), cmp_range);
+	for (uint32_t i = 0; i < c->nfdes; i++) {
+		struct tb_code_range r = c->fdes[i];
+
+		if (n && r.lo == c->fdes[n - 1].lo)
+			continue;
+		if (n && c->fdes[n - 1].hi > r.lo)
+			c->fdes[n - 1].hi = r.lo;
+		c->fdes[n++] = r;
+	}
+	c->nfdes = n;
+	if (!n)
+		return fail(b, ".eh_frame describes no code");
+	if (c->fdes[n - 1].hi - c->fdes[0].lo > UINT32_MAX)
+		return fail(b, "code spans more than 4 GiB");
+	c->base = c->fdes[0].lo;
+	return 0;
+}
+
+/* ------------------------------------------------------------ rows */
+
+/* "saved at CFA + off": libdw's DW_OP_call_frame_cfa [DW_OP_plus_uconst off] */
+static int cfa_slot(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n < 1 || n > 2 || ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	*off = n == 2 && ops[1].atom == DW_OP_plus_uconst ? (int64_t)ops[1].number : 0;
+	return n == 2 && ops[1].atom != DW_OP_plus_uconst ? -1 : 0;
+}
+
+/* GCC's and ld's lazy-PLT CFA: rsp + 8 + ((rip & 15) >= N) << 3; the threshold
+ * N, or 0 for any other expression. */
+static unsigned plt_threshold(const Dwarf_Op *ops, size_t n)
+{
+	static const uint8_t shape[] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+					 DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus };
+	unsigned lit;
+
+	if (n != sizeof(shape))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (shape[i] && ops[i].atom != shape[i])
+			return 0;
+	if (ops[0].number != 8 || ops[1].number != 0 || ops[4].atom < DW_OP_lit1 ||
+	    ops[4].atom > DW_OP_lit15)
+		return 0;
+	lit = ops[4].atom - DW_OP_lit0;
+	return lit;
+}
+
+/* One libdw row as a table row. */
+static struct tb_urow classify(Dwarf_Frame *f, bool signal)
+{
+	struct tb_urow r = { 0, 0, TB_UK_INVALID, 0 };
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off;
+	unsigned plt;
+
+	if (signal)
+		return (struct tb_urow){ 0, 0, TB_UK_SIGNAL, 0 };
+	if (dwarf_frame_cfa(f, &ops, &n))
+		return r;
+	if (n == 0)
+		return (struct tb_urow){ 0, 0, TB_UK_STOP, 0 };
+	if (n == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == DWREG_RSP || ops[0].number == DWREG_RBP)) {
+		off = (int64_t)ops[0].number2;
+		if (off < 0 || off > MAX_CFA_OFFSET || off % 8)
+			return r;
+		r.kind = ops[0].number == DWREG_RSP ? TB_UK_RSP : TB_UK_RBP;
+		r.cfa8 = (uint16_t)(off / 8);
+	} else if ((plt = plt_threshold(ops, n))) {
+		r.kind = TB_UK_PLT;
+		r.cfa8 = (uint16_t)plt;
+	} else {
+		return r;
+	}
+	/* the return address: at CFA-8, or undefined (outermost frame) */
+	if (dwarf_frame_register(f, DWREG_RA, mem, &ops, &n))
+		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
+	if (n == 0 && ops == mem)
+		return (struct tb_urow){ 0, 0, TB_UK_STOP, 0 };
+	if (cfa_slot(ops, n, &off) || off != -8)
+		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
+	/* the caller's rbp: unchanged (undefined, same value) or saved below the CFA */
+	if (dwarf_frame_register(f, DWREG_RBP, mem, &ops, &n))
+		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
+	if (n == 0)
+		return r;
+	if (cfa_slot(ops, n, &off) || off >= 0 || off < MIN_RBP_OFFSET || off % 8)
+		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
+	if (r.kind == TB_UK_PLT)
+		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
+	r.rbp8 = (int8_t)(off / 8);
+	return r;
+}
+
+/* Append row r at vaddr addr (>= the last row's): merged into an equal
+ * predecessor, replacing one at the same pc. */
+static int emit(struct builder *b, uint64_t addr, struct tb_urow r)
+{
+	struct tb_cfi *c = b->c;
+
+	r.pc = (uint32_t)(addr - c->base);
+	if (c->nrows && c->rows[c->nrows - 1].pc == r.pc)
+		c->nrows--;
+	if (c->nrows) {
+		const struct tb_urow *l = &c->rows[c->nrows - 1];
+
+		if (l->kind == r.kind && l->cfa8 == r.cfa8 && l->rbp8 == r.rbp8)
+			return 0;
+	}
+	if (c->nrows >= b->lim.max_rows)
+		return fail(b, "too many rows");
+	c->rows = tb_grow(c->rows, &c->rows_cap, c->nrows + 1, sizeof(*c->rows), 4096);
+	c->rows[c->nrows++] = r;
+	return 0;
+}
+
+static const struct tb_urow invalid_row = { 0, 0, TB_UK_INVALID, 0 };
+
+/* The rows of FDE [lo, hi), then an INVALID row at hi if the next FDE
+ * starts more than TB_CFI_MAX_PAD bytes later. */
+static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, uint64_t next_lo)
+{
+	struct tb_cfi *c = b->c;
+	uint64_t a = lo;
+	int has_rbp = 0;
+
+	while (a < hi) {
+		Dwarf_Frame *f;
+		Dwarf_Addr start, end;
+		bool signal;
+		struct tb_urow r;
+
+		if (now_ns(CLOCK_THREAD_CPUTIME_ID) - b->cpu0 > b->lim.max_ns)
+			return fail(b, "took too long");
+		if (dwarf_cfi_addrframe(cfi, a, &f)) {
+			c->bad_fdes++;
+			if (emit(b, a, invalid_row))
+				return -1;
+			break;
+		}
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0 || start > a || end <= a) {
+			free(f);
+			c->bad_fdes++;
+			if (emit(b, a, invalid_row))
+				return -1;
+			break;
+		}
+		r = classify(f, signal);
+		free(f);
+		if (end > hi)
+			end = hi;
+		c->libdw_rows++;
+		c->kinds[r.kind]++;
+		if (r.kind == TB_UK_RBP) {
+			c->rbp_bytes += end - a;
+			has_rbp = 1;
+		}
+		if (emit(b, a, r))
+			return -1;
+		a = end;
+	}
+	c->code_bytes += hi - lo;
+	if (!has_rbp)
+		c->nofp_bytes += hi - lo;
+	return next_lo - hi > TB_CFI_MAX_PAD ? emit(b, hi, invalid_row) : 0;
+}
+
+/* ------------------------------------------------------------ the file */
+
+static Elf_Scn *eh_frame_section(Elf *elf, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	for (unsigned i = 0; i < MAX_SECTIONS && (scn = elf_nextscn(elf, scn)); i++) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && strcmp(name, ".eh_frame") == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, char *err,
+		 size_t errlen)
+{
+	static const struct tb_cfi_limits defaults = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS };
+	struct builder b = { .c = out, .lim = lim ? *lim : defaults,
+			     .cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID), .t0 = now_ns(CLOCK_MONOTONIC),
+			     .err = err, .errlen = errlen };
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Dwarf_CFI *cfi;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    !(b.ident = (const unsigned char *)elf_getident(elf, NULL)))
+		return fail(&b, "not an ELF file");
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return fail(&b, "not an x86-64 ELF file");
+	if (!(scn = eh_frame_section(elf, &sh)))
+		return fail(&b, "no .eh_frame section");
+	if (!(b.eh = elf_getdata(scn, NULL)) || !b.eh->d_buf || b.eh->d_size != sh.sh_size)
+		return fail(&b, ".eh_frame is unreadable (truncated file?)");
+	b.eh_addr = sh.sh_addr;
+	if (list_fdes(&b)) {
+		tb_cfi_free(out);
+		return -1;
+	}
+	if (!(cfi = dwarf_getcfi_elf(elf))) {
+		tb_cfi_free(out);
+		return fail(&b, "libdw cannot read .eh_frame");
+	}
+	for (uint32_t i = 0; i < out->nfdes && !rc; i++)
+		rc = fde_rows(&b, cfi, out->fdes[i].lo, out->fdes[i].hi,
+			      i + 1 < out->nfdes ? out->fdes[i + 1].lo : UINT64_MAX);
+	dwarf_cfi_end(cfi);
+	if (rc) {
+		tb_cfi_free(out);
+		return -1;
+	}
+	if (out->rbp_bytes * 100 >= out->code_bytes * TB_CFI_FP_ONLY_PERCENT)
+		out->flags |= TB_CFI_FP_ONLY;
+	out->build_ns = now_ns(CLOCK_MONOTONIC) - b.t0;
+	return 0;
+}
+
+int tb_cfi_build_fd(int fd, const struct tb_cfi_limits *lim, struct tb_cfi *out, char *err,
+		    size_t errlen)
+{
+	Elf *elf;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE || !(elf = elf_begin(fd, ELF_C_READ, NULL))) {
+		snprintf(err, errlen, "unwind table: not an ELF file");
+		return -1;
+	}
+	rc = tb_cfi_build(elf, lim, out, err, errlen);
+	elf_end(elf);
+	return rc;
+}
+
+void tb_cfi_free(struct tb_cfi *c)
+{
+	free(c->rows);
+	free(c->fdes);
+	c->rows = NULL;
+	c->fdes = NULL;
+	c->nrows = c->rows_cap = c->nfdes = c->fdes_cap = 0;
+}
+
+const struct tb_urow *tb_cfi_row(const struct tb_urow *rows, uint32_t n, uint64_t base,
+				 uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+	uint64_t key = addr - base;
+
+	if (addr < base || key > UINT32_MAX || !n || rows[0].pc > key)
+		return NULL;
+	while (hi - lo > 1) {          /* rows[lo].pc <= key < rows[hi].pc */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &rows[lo];
+}
+
+static const struct tb_code_range *range_at(const void *ranges, size_t stride, uint32_t i)
+{
+	return (const struct tb_code_range *)(const void *)((const char *)ranges + i * stride);
+}
+
+uint32_t tb_code_range_find(const void *ranges, uint32_t n, size_t stride, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {          /* the first range ending above addr */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (range_at(ranges, stride, mid)->hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && range_at(ranges, stride, lo)->lo <= addr ? lo : n;
+}
+
+const struct tb_code_range *tb_cfi_fde(const struct tb_cfi *c, uint64_t addr)
+{
+	uint32_t i = tb_code_range_find(c->fdes, c->nfdes, sizeof(*c->fdes), addr);
+
+	return i < c->nfdes ? &c->fdes[i] : NULL;
+}
