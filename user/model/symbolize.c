@@ -128,6 +128,13 @@ static uint32_t lookup(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16
 	return i == s->n ? TB_HMAP_NONE : i;
 }
 
+uint32_t tb_sym_find(const struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id)
+{
+	const struct code_key k = { s, pid, addr, code_id };
+
+	return tb_hmap_find(&s->index, key_hash(pid, addr, code_id), same_code, &k);
+}
+
 static struct tb_code *append(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
 			      int py_minor)
 {

@@ -102,9 +102,9 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 	fprintf(out, "  capture %.2f s, agent CPU %.3f s (%.1f us per sample)\n", p->duration_s,
 		p->agent_cpu_s, p->samples ? 1e6 * p->agent_cpu_s / (double)p->samples : 0.0);
 	for (uint32_t i = 0; i < p->nprocs; i++)
-		fprintf(out, "  pid %d: Python %s, %llu samples: %s\n", (int)p->procs[i].target.pid,
-			p->procs[i].version, (unsigned long long)p->procs[i].samples,
-			p->procs[i].target.cmdline);
+		fprintf(out, "  pid %d: Python %s, %llu samples: %s\n", (int)p->procs[i].pid,
+			tb_str(&p->pstrs, p->procs[i].version), (unsigned long long)p->procs[i].samples,
+			tb_str(&p->pstrs, p->procs[i].cmdline));
 	if (t.n && top) {
 		tb_qsort(t.f, t.n, sizeof(*t.f), by_self);
 		print_top(p, out, t.f, t.n, top, "top functions by self samples");
