@@ -341,6 +341,16 @@ static void test_fork_child_inherits(void **state)
 		assert_int_equal(tb_stack_frames(&p, &p.stacks[p.nstacks - 1])[0].code, known);
 		assert_int_equal(p.unresolved_frames, 0);
 	}
+	/* one the parent does not have (nothing is readable here) leaves no
+	 * placeholder under the parent's pid, only under the child's */
+	{
+		const uint64_t codes[] = { 0x9000 };
+
+		th_add_stack(&p, CHILD, CHILD, 1, codes, NULL, 1, 0, -1);
+		assert_int_equal(p.unresolved_frames, 1);
+		assert_int_equal(tb_sym_find(&p.sym, PARENT, 0x9000, 9), TB_HMAP_NONE);
+		assert_int_not_equal(tb_sym_find(&p.sym, CHILD, 0x9000, 9), TB_HMAP_NONE);
+	}
 	/* the parent ends and its pid comes back: no longer the child's parent */
 	tb_profile_process_ended(&p, CHILD);
 	tb_profile_process_ended(&p, PARENT);

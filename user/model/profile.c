@@ -320,11 +320,11 @@ static uint32_t lookup_thread(const struct tb_profile *p, uint32_t pid, uint32_t
 #define MAX_PARENT_THREADS 4096
 
 /* The main thread t of a fork child is the parent's thread that forked
- * (same ident, copied with the process): it takes that thread's Python
- * name. 1 done, 0 not known there. */
-static int inherit_name(struct tb_profile *p, const struct tb_plive *l, struct tb_tinfo *t)
+ * (same ident, copied with the process): it takes that thread's names
+ * (comm, and the Python name if known). 1 if found there. */
+static int inherit_names(struct tb_profile *p, const struct tb_plive *l, struct tb_tinfo *t)
 {
-	const struct tb_pinfo *parent = t->tid == t->pid ? fork_parent(p, l) : NULL;
+	const struct tb_pinfo *parent = t->ident && t->tid == t->pid ? fork_parent(p, l) : NULL;
 	uint32_t i, n = 0;
 
 	if (!parent)
@@ -333,9 +333,10 @@ static int inherit_name(struct tb_profile *p, const struct tb_plive *l, struct t
 	     i = p->threads[i - 1].prev_in_proc, n++) {
 		const struct tb_tinfo *pt = &p->threads[i - 1];
 
-		if (pt->ident == t->ident && pt->python_name) {
+		if (pt->ident == t->ident) {
+			t->comm = pt->comm;
 			t->name = pt->name;
-			t->python_name = 1;
+			t->python_name = pt->python_name;
 			return 1;
 		}
 	}
@@ -353,8 +354,9 @@ static uint32_t find_thread(struct tb_profile *p, struct tb_pinfo *pi, const str
 	i = append_thread(p, h->pid, h->tid, h->ns_tid);
 	t = &p->threads[i];
 	t->ident = h->type == TB_REC_SAMPLE ? h->value : 0;
-	t->name = t->comm = thread_name(p, h->pid, h->tid);
-	if (!t->ident || inherit_name(p, pi->live, t))
+	if (!inherit_names(p, pi->live, t))
+		t->name = t->comm = thread_name(p, h->pid, h->tid);
+	if (!t->ident || t->python_name)
 		return i;
 	if (h->time_ns - pi->live->names_at > NAMES_EVERY_NS) {
 		pi->live->names_at = h->time_ns;
@@ -461,22 +463,28 @@ static uint32_t synthetic_code(struct tb_profile *p, const char *name)
 	return tb_sym_insert(&p->sym, 0, (uint64_t)(uintptr_t)name, 0, 0, name, "<synthetic>", 0, NULL, 0);
 }
 
-/* The symbolizer's index of a code object of process l; a fork child shares
- * the code objects its running parent had read (its memory is a copy). */
+/* The symbolizer's index of a code object of process l.  A fork child is a
+ * copy of its parent: a code object it had at the fork is at the same
+ * address in the running parent, read there once for every sibling (and
+ * still there when the child has exited before its samples are drained);
+ * one the child made itself is read from the child. */
 static uint32_t code_index(struct tb_profile *p, const struct tb_plive *l, const struct tb_pinfo *parent,
 			   uint64_t addr, uint16_t code_id)
 {
-	const struct tb_target *t = &l->target;
+	const struct tb_target *t = &l->target, *pt;
 	uint32_t i;
 
 	if (parent) {
 		i = tb_sym_find(&p->sym, t->pid, addr, code_id);
-		if (i == TB_HMAP_NONE)
-			i = tb_sym_find(&p->sym, (pid_t)parent->pid, addr, code_id);
 		if (i != TB_HMAP_NONE) {
 			p->sym.lookups++;
 			return i;
 		}
+		pt = &parent->live->target;
+		i = tb_sym_code(&p->sym, pt->pid, &pt->layout, pt->pycode_type, addr, code_id);
+		if (p->sym.codes[i].resolved)
+			return i;
+		tb_sym_forget_code(&p->sym, i); /* not the parent's: no placeholder under its pid */
 	}
 	return tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type, addr, code_id);
 }

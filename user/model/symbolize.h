@@ -59,5 +59,7 @@ void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset
 		     struct tb_location *loc);
 /* Forget the code objects of a process (its addresses may be reused). */
 void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid);
+/* Forget one code object: never found again (kept for what refers to it). */
+void tb_sym_forget_code(struct tb_symbolizer *s, uint32_t idx);
 
 #endif
