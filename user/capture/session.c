@@ -354,7 +354,6 @@ void tb_session_step(struct tb_session *s, int wait_ms)
 	}
 	if (now - s->names_at >= CHECK_EVERY_S) {
 		s->names_at = now;
-		tb_profile_compact(&s->prof); /* what top shows lists no dropped process */
 		tb_profile_read_thread_names(&s->prof, 1);
 		/* pids given: done when every one is gone (new ones come only
 		 * with every Python process or --subprocesses) */

@@ -149,8 +149,9 @@ int tb_profile_find_process(const struct tb_profile *p, uint32_t pid);
  * outputs need and leaves sampling; its threads leave the (pid, tid) index;
  * a record without a sample is dropped. No-op if pid has no running record. */
 void tb_profile_process_ended(struct tb_profile *p, uint32_t pid);
-/* Remove dropped records now (before outputs read procs; otherwise
- * done as they pile up). Record indices change. */
+/* Remove dropped records now (before outputs read procs; otherwise done
+ * once they are half the list: until then a dropped record is in procs,
+ * with its pid, but never found by it). Record indices change. */
 void tb_profile_compact(struct tb_profile *p);
 /* Account one raw ring-buffer record after checking its size and depth.
  * Returns 0, or -1 for a malformed record (counted, otherwise ignored). */
