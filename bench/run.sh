@@ -2,6 +2,7 @@
 # bench/run.sh: performance numbers for tachyon-bpf, as markdown tables.
 #
 #   bash bench/run.sh          (or: make bench)    ~5-8 minutes, needs root
+#   bash bench/run.sh SECTION...                   only these sections
 #
 # Builds ./tachyon-bpf if needed (make), copies it aside so a rebuild by
 # someone else mid-run does not change what is measured, then:
@@ -15,6 +16,13 @@
 #   2. Slowdown of bench/cpu_bound.py, paired runs without/with the profiler.
 #   3. Agent CPU per sample, lost samples, ring-buffer records/s (from 2).
 #   4. Many Python processes at once (--all-python).
+#   5. Wall mode.
+#   6. soak (not by default: 10 minutes): --all-python -r 1000 under process
+#      and thread churn (bench/churn.py soak), the agent's RSS and CPU every
+#      30 s (bench/soak.py).
+#   7. storm (not by default): a fork storm (bench/churn.py storm) with a
+#      spinning survivor, 20 s of --all-python.
+# Sections 6-7 alone replace their part of OUT and keep the rest.
 # Prints the tables on stdout (progress on stderr) and writes the same to
 # bench/results-latest.md.  Benchmarks, not tests: slow numbers never fail
 # the script; broken tooling (build, load, bpftool, a workload) does.
@@ -34,7 +42,11 @@
 #   FLOOR_RATES=10000        section 2: rates also run with --bench-floor (the
 #                            cost of the perf interrupts alone; "" = none)
 #   NPROCS=20 MULTI_SECS=5 MULTI_HZ=1000      section 4
-#   SECTIONS="walk threads overhead multi wall"  which sections to run
+#   SECTIONS="walk threads overhead multi wall"  which sections to run (or as arguments)
+#   SOAK_MIN=10 SOAK_HZ=1000 SOAK_EVERY=30    section 6: minutes, rate, seconds per row
+#   SOAK_SCOPE=cgroup                         sections 6-7: cgroup (only the generator's own
+#                                             cgroup v2, via --cgroup) or host (every Python process)
+#   STORM_SECS=20 STORM_HZ=99 STORM_FORKERS=4 section 7
 #   TB=path                  measure another binary (no build)
 #   OUT=bench/results-latest.md
 set -euo pipefail
@@ -61,6 +73,14 @@ NPROCS=${NPROCS:-20}
 MULTI_SECS=${MULTI_SECS:-5}
 MULTI_HZ=${MULTI_HZ:-1000}
 SECTIONS=${SECTIONS:-walk threads overhead multi wall}
+(($#)) && SECTIONS="$*"
+SOAK_MIN=${SOAK_MIN:-10}
+SOAK_HZ=${SOAK_HZ:-1000}
+SOAK_EVERY=${SOAK_EVERY:-30}
+STORM_SECS=${STORM_SECS:-20}
+STORM_HZ=${STORM_HZ:-99}
+STORM_FORKERS=${STORM_FORKERS:-4}
+SOAK_SCOPE=${SOAK_SCOPE:-cgroup}
 OUT=${OUT:-bench/results-latest.md}
 POLL=0.2
 HPY=/usr/bin/python3
@@ -373,6 +393,43 @@ print("| %d | %+.1f%% | %+.1f%% .. %+.1f%% | %s | %s | %d | %d |" % (
 PYEOF
 fi
 
+# ---------------------------------------------------------------- sections 6-7
+# Churn: the agent's memory and CPU over time (bench/soak.py prints a section).
+if want soak; then
+	log "section 6: soak, $SOAK_MIN min of --all-python -r $SOAK_HZ under churn"
+	"$HPY" "$ROOT/bench/soak.py" "$TB" soak "$((SOAK_MIN * 60))" --hz "$SOAK_HZ" --every "$SOAK_EVERY" \
+		--scope "$SOAK_SCOPE" --python "$PY" --out-dir "$TMP/soak" >"$TMP/soak.md" || die "the soak failed"
+fi
+if want storm; then
+	log "section 7: fork storm, $STORM_SECS s of --all-python -r $STORM_HZ, $STORM_FORKERS forkers"
+	"$HPY" "$ROOT/bench/soak.py" "$TB" storm "$STORM_SECS" --hz "$STORM_HZ" --every 5 \
+		--forkers "$STORM_FORKERS" --scope "$SOAK_SCOPE" --python "$PY" --out-dir "$TMP/storm" >"$TMP/storm.md" ||
+		die "the storm failed"
+fi
+if ! want walk && ! want overhead && ! want multi && ! want wall; then
+	# only the churn sections: they replace their own part of OUT
+	for f in "$TMP/soak.md" "$TMP/storm.md"; do
+		[[ -f $f ]] || continue
+		"$HPY" - "$OUT" "$f" <<'PYEOF'
+import re, sys
+out, new = sys.argv[1], open(sys.argv[2]).read().strip("\n")
+head = new.split("\n", 1)[0]                       # "## 6. ..." or "## 7. ..."
+number = head.split()[1]
+try:
+    old = open(out).read()
+except OSError:
+    old = "# tachyon-bpf benchmarks\n"
+parts = re.split(r"(?m)^(?=## )", old)
+kept = [p for p in parts if not p.startswith("## " + number + " ")]
+text = "".join(kept).rstrip("\n") + "\n\n" + new + "\n"
+open(out, "w").write(text)
+PYEOF
+		cat "$f"
+	done
+	log "updated $OUT"
+	exit 0
+fi
+
 # ---------------------------------------------------------------- report
 alt_desc=$PY_ALT
 [[ $PY_ALT != none ]] && alt_desc="$PY_ALT ($("$PY_ALT" -c 'import platform; print(platform.python_version())'))"
@@ -405,6 +462,9 @@ alt_desc=$PY_ALT
 } >"$TMP/header.env"
 "$HPY" "$ROOT/bench/stats.py" render "$RAW" "$TMP/header.env" >"$TMP/results.md"
 [[ -f $TMP/wall.md ]] && cat "$TMP/wall.md" >>"$TMP/results.md"
+for f in "$TMP/soak.md" "$TMP/storm.md"; do
+	[[ -f $f ]] && cat "$f" >>"$TMP/results.md"
+done
 cp "$TMP/results.md" "$OUT"
 cat "$TMP/results.md"
 log "wrote $OUT"

@@ -602,18 +602,25 @@ int BPF_PROG(tb_exec, struct task_struct *p)
 	return 0;
 }
 
+/* A task of p's process ends; when it is the last one (its count of live
+ * tasks is down to zero here), the process leaves the table and the agent
+ * hears of it: no record of it follows (the agent forgets it at once, and a
+ * reused pid cannot lose an entry the agent would delete late). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tb_exit, struct task_struct *p)
 {
 	__u32 pid = p->tgid, tid = p->pid;
+	int last = BPF_CORE_READ(p, signal, live.counter) == 0;
 
-	if (p->pid == p->tgid)
+	if (last)
 		bpf_map_delete_elem(&followed, &pid);
 	if (!bpf_map_lookup_elem(&procs, &pid))
 		return 0;
 	bpf_map_delete_elem(&off_cpu_since, &tid);
-	if (p->pid == p->tgid)
+	if (last) {
+		bpf_map_delete_elem(&procs, &pid);
 		emit_event(pid, tid, TB_REC_EXIT, 0);
+	}
 	return 0;
 }
 

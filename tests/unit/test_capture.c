@@ -194,11 +194,11 @@ static void test_round_trip(void **state)
 	assert_int_equal(q.nthreads, p.nthreads);
 	assert_int_equal(q.nstacks, p.nstacks);
 	assert_int_equal(q.sym.n, p.sym.n);
-	assert_string_equal(q.procs[0].version, p.procs[0].version);
-	assert_string_equal(q.procs[1].version, "3.10.12");
-	assert_string_equal(q.procs[0].target.cmdline, p.procs[0].target.cmdline);
+	assert_string_equal(tb_str(&q.pstrs, q.procs[0].version), tb_str(&p.pstrs, p.procs[0].version));
+	assert_string_equal(tb_str(&q.pstrs, q.procs[1].version), "3.10.12");
+	assert_string_equal(tb_str(&q.pstrs, q.procs[0].cmdline), tb_str(&p.pstrs, p.procs[0].cmdline));
 	assert_int_equal(q.procs[0].ns_pid, 7);
-	assert_int_equal(q.procs[1].target.shared_lib, 1);
+	assert_int_equal(q.procs[1].shared_lib, 1);
 	assert_int_equal(q.threads[1].ns_tid, 1002);
 	assert_int_equal(q.sym.codes[3].resolved, 0);
 	assert_int_equal(q.sym.codes[1].linetable_len, sizeof(LT311));

@@ -1,6 +1,8 @@
 /* test_profile.c: record parsing, stack aggregation, the folded writer,
  * the call tree (per-thread values, pruning) and its JSON export, on
- * synthetic records with pre-registered code objects (no target reads). */
+ * synthetic records with pre-registered code objects (no target reads);
+ * process records under churn (ends, drops, pid reuse, exec) and the
+ * (pid, tid) lookups. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -195,6 +197,236 @@ static void test_tree_by_line_and_markers(void **state)
 	tb_profile_free(&p);
 }
 
+/* one sample without a Python stack: a thread and a count, no code lookup */
+static void bare_sample(struct tb_profile *p, uint32_t pid, uint32_t tid)
+{
+	th_add_stack(p, pid, tid, 0, NULL, NULL, 1, TB_F_NO_TSTATE, -1);
+}
+
+static void test_ended_processes_compacted(void **state)
+{
+	struct tb_profile p;
+	char *out;
+
+	(void)state;
+	tb_profile_init(&p);
+	for (uint32_t pid = 100; pid < 110; pid++)
+		th_add_process(&p, pid, "worker", "python3 -m worker", 0x030b02f0);
+	for (uint32_t pid = 100; pid < 110; pid += 3)
+		bare_sample(&p, pid, pid);          /* 100, 103, 106, 109 sampled */
+	for (uint32_t pid = 100; pid < 108; pid++)
+		tb_profile_process_ended(&p, pid);  /* 108, 109 still run */
+	tb_profile_compact(&p);
+	/* the sampled ones, and the running ones, in the order they were found */
+	assert_int_equal(p.nprocs, 5);
+	assert_int_equal(p.procs[0].pid, 100);
+	assert_int_equal(p.procs[1].pid, 103);
+	assert_int_equal(p.procs[2].pid, 106);
+	assert_int_equal(p.procs[3].pid, 108);
+	assert_int_equal(p.procs[4].pid, 109);
+	assert_null(p.procs[0].live);
+	assert_non_null(p.procs[3].live);
+	assert_int_equal(tb_profile_find_process(&p, 101), -1);
+	assert_int_equal(tb_profile_find_process(&p, 106), 2);
+	assert_int_equal(tb_profile_find_process(&p, 109), 4);
+	/* one copy of each string */
+	assert_int_equal(p.procs[0].cmdline, p.procs[4].cmdline);
+	assert_string_equal(tb_str(&p.pstrs, p.procs[2].cmdline), "python3 -m worker");
+	assert_string_equal(tb_str(&p.pstrs, p.procs[2].version), "3.11.2");
+	/* an ended process's samples still count; a second end changes nothing */
+	assert_int_equal(p.procs[2].samples, 1);
+	tb_profile_process_ended(&p, 106);
+	assert_int_equal(p.nprocs, 5);
+	/* a sample arriving after the end is counted, not attributed */
+	bare_sample(&p, 106, 106);
+	assert_int_equal(p.procs[2].samples, 1);
+	assert_int_equal(p.samples, 5);
+	out = render(tb_write_folded, &p);
+	free(out);
+	tb_profile_free(&p);
+}
+
+static void test_pid_reuse_and_exec(void **state)
+{
+	struct tb_profile p;
+	uint32_t old_thread, t;
+
+	(void)state;
+	tb_profile_init(&p);
+	th_add_process(&p, 77, "first", NULL, 0x030b02f0);
+	bare_sample(&p, 77, 77);
+	old_thread = p.nthreads - 1;
+	tb_profile_process_ended(&p, 77);
+	/* the pid comes back: a new record and a new thread */
+	th_add_process(&p, 77, "second", NULL, 0x030c00f0);
+	assert_int_equal(tb_profile_find_process(&p, 77), 1);
+	bare_sample(&p, 77, 77);
+	assert_int_equal(p.nthreads, 2);
+	assert_int_equal(p.threads[old_thread].samples, 1);
+	assert_int_equal(p.threads[1].samples, 1);
+	assert_int_equal(p.procs[0].older, 0);
+	assert_int_equal(p.procs[1].older, 1);
+	/* it execs (no exit in between): the running record ends, its thread too */
+	th_add_process(&p, 77, "third", NULL, 0x030d00f0);
+	assert_null(p.procs[1].live);
+	assert_int_equal(tb_profile_find_process(&p, 77), 2);
+	bare_sample(&p, 77, 77);
+	assert_int_equal(p.nthreads, 3);
+	assert_int_equal(p.procs[2].samples, 1);
+	/* one more, never sampled: dropped at its end, the last one is found again */
+	th_add_process(&p, 77, "fourth", NULL, 0x030d00f0);
+	tb_profile_process_ended(&p, 77);
+	tb_profile_compact(&p);
+	assert_int_equal(p.nprocs, 3);
+	assert_int_equal(tb_profile_find_process(&p, 77), 2);
+	assert_string_equal(tb_str(&p.pstrs, p.procs[2].comm), "third");
+	assert_int_equal(p.procs[2].older, 2);
+	/* a thread of the newest record by (pid, tid): a new one, once more */
+	th_add_process(&p, 77, "fifth", NULL, 0x030d00f0);
+	bare_sample(&p, 77, 77);
+	t = p.nthreads - 1;
+	assert_int_equal(t, 3);
+	assert_int_equal(p.threads[t].pid, 77);
+	tb_profile_free(&p);
+}
+
+/* a sample of thread tid whose pthread_self() (threading.get_ident()) is ident */
+static void ident_sample(struct tb_profile *p, uint32_t pid, uint32_t tid, uint64_t ident)
+{
+	struct tb_sample_hdr h = { .pid = pid, .tid = tid, .value = ident, .flags = TB_F_NO_TSTATE };
+	struct tb_frame none;
+
+	th_send(p, &h, &none, 1);
+}
+
+/* pids above any pid_max: nothing on the machine is read for them */
+#define PARENT 5000001u
+#define CHILD  5000002u
+
+static void test_fork_child_inherits(void **state)
+{
+	struct tb_profile p;
+	struct tb_tinfo *t;
+	int child;
+
+	(void)state;
+	tb_profile_init(&p);
+	th_add_process(&p, PARENT, "server", "python3 server.py", 0x030c00f0);
+	ident_sample(&p, PARENT, PARENT + 7, 0x7f0000001000);
+	p.threads[0].name = tb_strtab_intern(&p.strs, "Forker-3");
+	p.threads[0].python_name = 1;
+	assert_int_equal(tb_profile_add_fork(&p, 99999999, CHILD), -1); /* no such parent */
+	child = tb_profile_add_fork(&p, PARENT, CHILD);
+	assert_int_equal(child, 1);
+	assert_string_equal(tb_str(&p.pstrs, p.procs[child].cmdline), "python3 server.py");
+	assert_int_equal(p.procs[child].version_hex, p.procs[0].version_hex);
+	assert_int_equal(p.procs[child].live->target.pid, CHILD);
+	/* its main thread is the thread that forked: same ident, same name */
+	ident_sample(&p, CHILD, CHILD, 0x7f0000001000);
+	t = &p.threads[p.nthreads - 1];
+	assert_int_equal(t->pid, CHILD);
+	assert_string_equal(tb_str(&p.strs, t->name), "Forker-3");
+	assert_int_equal(t->python_name, 1);
+	/* a thread it starts later is not the parent's, whatever its ident */
+	ident_sample(&p, CHILD, CHILD + 1, 0x7f0000001000);
+	assert_int_equal(p.threads[p.nthreads - 1].python_name, 0);
+	/* the code objects its parent read are its own (a copy of the same memory) */
+	{
+		const uint64_t codes[] = { 0x1000 };
+		uint32_t known = tb_sym_insert(&p.sym, PARENT, 0x1000, 1, 12, "serve", "/srv.py", 3, NULL, 0);
+		uint32_t n = p.sym.n;
+
+		th_add_stack(&p, CHILD, CHILD, 1, codes, NULL, 2, 0, -1);
+		assert_int_equal(p.sym.n, n);
+		assert_int_equal(tb_stack_frames(&p, &p.stacks[p.nstacks - 1])[0].code, known);
+		assert_int_equal(p.unresolved_frames, 0);
+	}
+	/* one the parent does not have (nothing is readable here) leaves no
+	 * placeholder under the parent's pid, only under the child's */
+	{
+		const uint64_t codes[] = { 0x9000 };
+
+		th_add_stack(&p, CHILD, CHILD, 1, codes, NULL, 1, 0, -1);
+		assert_int_equal(p.unresolved_frames, 1);
+		assert_int_equal(tb_sym_find(&p.sym, PARENT, 0x9000, 9), TB_HMAP_NONE);
+		assert_int_not_equal(tb_sym_find(&p.sym, CHILD, 0x9000, 9), TB_HMAP_NONE);
+	}
+	/* the parent ends and its pid comes back: no longer the child's parent */
+	tb_profile_process_ended(&p, CHILD);
+	tb_profile_process_ended(&p, PARENT);
+	th_add_process(&p, PARENT, "other", NULL, 0x030c00f0);
+	ident_sample(&p, PARENT, PARENT + 7, 0x7f0000001000);
+	p.threads[p.nthreads - 1].name = tb_strtab_intern(&p.strs, "Impostor");
+	p.threads[p.nthreads - 1].python_name = 1;
+	child = tb_profile_add_fork(&p, PARENT, CHILD);
+	p.procs[child].live->parent_serial = p.procs[0].serial; /* as if forked from the first */
+	ident_sample(&p, CHILD, CHILD, 0x7f0000001000);
+	assert_int_equal(p.threads[p.nthreads - 1].python_name, 0);
+	tb_profile_free(&p);
+}
+
+/* A fork storm: 200,000 children (pids wrapping at 32768) that end
+ * without a sample, a few sampled; a survivor that keeps its thread. */
+static void test_fork_storm_bounded(void **state)
+{
+	struct tb_profile p;
+	uint32_t sampled = 0;
+
+	(void)state;
+	tb_profile_init(&p);
+	th_add_process(&p, 1, "survivor", NULL, 0x030b02f0);
+	bare_sample(&p, 1, 1);
+	for (uint32_t i = 1; i < 200000; i++) {
+		uint32_t pid = 2 + i % 32766;
+
+		th_add_process(&p, pid, "child", NULL, 0x030b02f0);
+		if (i % 1000 == 0) {
+			bare_sample(&p, pid, pid);
+			sampled++;
+		}
+		bare_sample(&p, 1, 1);
+		tb_profile_process_ended(&p, pid);
+		assert_true(p.nprocs <= 2 * (sampled + 2));
+	}
+	tb_profile_compact(&p);
+	assert_int_equal(p.nprocs, 1 + sampled);
+	assert_true(p.capprocs <= 4 * (sampled + 2) + 64);
+	assert_true(p.npids <= sampled + 1);
+	assert_int_equal(p.nthreads, 1 + sampled);
+	assert_int_equal(p.threads[0].samples, 200000);
+	assert_int_equal(p.procs[0].samples, 200000);
+	assert_true(p.thread_index.used <= 2 * (1 + sampled));
+	assert_true(p.pstrs.n <= 4 + 2);
+	tb_profile_free(&p);
+}
+
+/* Many threads of one process, each found again by (pid, tid). */
+static void test_thread_lookup(void **state)
+{
+	struct tb_profile p;
+
+	(void)state;
+	tb_profile_init(&p);
+	th_add_process(&p, 5, "pool", NULL, 0x030b02f0);
+	for (int round = 0; round < 3; round++)
+		for (uint32_t tid = 1000; tid < 21000; tid++)
+			bare_sample(&p, 5, tid);
+	assert_int_equal(p.nthreads, 20000);
+	for (uint32_t i = 0; i < p.nthreads; i++)
+		assert_int_equal(p.threads[i].samples, 3);
+	assert_int_equal(p.procs[0].samples, 60000);
+	/* chained to their process, newest first */
+	assert_int_equal(p.procs[0].last_thread, 20000);
+	assert_int_equal(p.threads[19999].prev_in_proc, 19999);
+	assert_int_equal(p.threads[0].prev_in_proc, 0);
+	/* capture files may repeat a (pid, tid): the first one stays indexed */
+	tb_profile_add_thread(&p, 5, 1000, 1000, "again");
+	bare_sample(&p, 5, 1000);
+	assert_int_equal(p.threads[0].samples, 4);
+	assert_int_equal(p.threads[20000].samples, 0);
+	tb_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +436,11 @@ int main(void)
 		cmocka_unit_test(test_tree_thread_values),
 		cmocka_unit_test(test_prune_keeps_small_thread),
 		cmocka_unit_test(test_tree_by_line_and_markers),
+		cmocka_unit_test(test_ended_processes_compacted),
+		cmocka_unit_test(test_pid_reuse_and_exec),
+		cmocka_unit_test(test_fork_child_inherits),
+		cmocka_unit_test(test_fork_storm_bounded),
+		cmocka_unit_test(test_thread_lookup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

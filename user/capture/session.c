@@ -374,7 +374,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	}
 	if (o->subprocesses)
 		for (uint32_t i = 0; i < s->prof.nprocs; i++)
-			tb_sampler_follow(s->sampler, s->prof.procs[i].target.pid);
+			tb_sampler_follow(s->sampler, (pid_t)s->prof.procs[i].pid);
 	s->names_at = tb_mono_s();
 	s->fast_until = s->names_at + YOUNG_S;
 	s->discovered = s->watch.discovered;
@@ -389,7 +389,7 @@ int tb_pid_alive(pid_t pid)
 static int any_alive(const struct tb_profile *p)
 {
 	for (uint32_t i = 0; i < p->nprocs; i++)
-		if (tb_pid_alive(p->procs[i].target.pid))
+		if (p->procs[i].live && tb_pid_alive((pid_t)p->procs[i].pid))
 			return 1;
 	return 0;
 }
@@ -429,6 +429,7 @@ void tb_session_settle(struct tb_session *s)
 {
 	tb_profile_finish(&s->prof, tb_mono_ns());
 	tb_profile_read_thread_names(&s->prof, 0); /* threads that got their name late */
+	tb_profile_compact(&s->prof); /* outputs list no dropped process */
 	s->prof.lost = tb_session_counter(s, TB_C_LOST) - s->prof.lost_base;
 }
 

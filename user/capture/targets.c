@@ -19,7 +19,9 @@
 static int register_target(struct tb_sampler *s, struct tb_profile *p, const struct tb_target *t,
 			   char *err, size_t errlen)
 {
-	if (tb_profile_find_process(p, (uint32_t)t->pid) >= 0)
+	int known = tb_profile_find_process(p, (uint32_t)t->pid);
+
+	if (known >= 0 && p->procs[known].live)
 		return 0;
 	if (tb_sampler_add(s, t)) {
 		snprintf(err, errlen, "pid %d: cannot register with the BPF program", (int)t->pid);

@@ -1,12 +1,16 @@
-/* watch.c: reacts to the lifecycle records of the BPF program.  An exec'd
- * process is discovered as soon as its runtime is mapped (retried for up
- * to two seconds, quickly at first); a fork()ed child of a profiled process
- * inherits its parent's layout at once; an exited process keeps its
- * samples and names, and its code objects leave the lookup index. */
+/* watch.c: reacts to the lifecycle records of the BPF program, each in
+ * O(1) (amortized).  An exec'd process is discovered as soon as its runtime
+ * is mapped (retried for up to two seconds, quickly at first; at most
+ * TB_WATCH_MAX_PENDING at a time), and the image it replaced ends; a
+ * fork()ed child of a profiled process inherits its parent's layout and
+ * names at once (tb_profile_add_fork); an exited process (the BPF program has dropped it
+ * already, after its last sample) ends: the profile keeps a compact record
+ * if it was sampled, and its code objects leave the lookup index. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/hash.h"
 #include "lib/mem.h"
 #include "lib/termsafe.h"
 #include "cpython/discover.h"
@@ -16,46 +20,43 @@
 
 #define GIVE_UP_NS (2000ull * 1000 * 1000)
 
-static void add_pending(struct tb_watch *w, pid_t pid)
+static void add_pending(struct tb_watch *w, uint32_t pid)
 {
 	uint64_t now = tb_mono_ns();
+	uint32_t i;
 
-	for (uint32_t i = 0; i < w->npending; i++)
-		if (w->pending[i].pid == pid) {
-			w->pending[i].since_ns = w->pending[i].next_ns = now;
-			return;
-		}
-	if (w->npending == w->cappending)
+	if (w->npending == TB_WATCH_MAX_PENDING) {
+		w->skipped++;
+		return;
+	}
+	i = tb_hmap_intern_key(&w->pending_index, w->pending, sizeof(*w->pending), &pid, sizeof(pid),
+			       w->npending);
+	if (i == w->npending) {
 		w->pending = tb_grow(w->pending, &w->cappending, w->npending + 1, sizeof(*w->pending), 16);
-	w->pending[w->npending++] = (struct tb_pending){ pid, now, now };
+		w->npending++;
+	}
+	w->pending[i] = (struct tb_pending){ pid, 0, now, now };
 }
 
-static void on_fork(struct tb_watch *w, const struct tb_sample_hdr *h)
+/* Process pid ended: its record and code objects leave sampling. */
+static void ended(struct tb_watch *w, uint32_t pid)
 {
-	int parent = tb_profile_find_process(w->prof, (uint32_t)h->value);
-	struct tb_target t;
-
-	if (parent < 0)
-		return;
-	t = w->prof->procs[parent].target;
-	t.pid = (pid_t)h->pid;
-	tb_read_proc_names(t.pid, t.comm, sizeof(t.comm), t.cmdline, sizeof(t.cmdline));
-	tb_profile_add_process(w->prof, &t);
+	tb_profile_process_ended(w->prof, pid);
+	tb_sym_forget_pid(&w->prof->sym, (pid_t)pid);
 }
 
 void tb_watch_record(struct tb_watch *w, const struct tb_sample_hdr *h)
 {
 	switch (h->type) {
 	case TB_REC_EXEC:
-		add_pending(w, (pid_t)h->pid);
+		ended(w, h->pid); /* the old image: the BPF program dropped it */
+		add_pending(w, h->pid);
 		break;
-	case TB_REC_FORK:
-		on_fork(w, h);
+	case TB_REC_FORK: /* the child runs its parent's image, with its names */
+		tb_profile_add_fork(w->prof, (uint32_t)h->value, h->pid);
 		break;
 	case TB_REC_EXIT:
-		if (w->nexited == w->capexited)
-			w->exited = tb_grow(w->exited, &w->capexited, w->nexited + 1, sizeof(*w->exited), 16);
-		w->exited[w->nexited++] = (pid_t)h->pid;
+		ended(w, h->pid);
 		break;
 	}
 }
@@ -97,7 +98,7 @@ void tb_watch_poll(struct tb_watch *w)
 		struct tb_pending *pe = &w->pending[i];
 
 		if (pe->next_ns <= now) {
-			if (try_discover(w, pe->pid))
+			if (try_discover(w, (pid_t)pe->pid))
 				continue;
 			if (now - pe->since_ns > GIVE_UP_NS) {
 				w->not_python++;
@@ -108,17 +109,17 @@ void tb_watch_poll(struct tb_watch *w)
 		}
 		w->pending[keep++] = *pe;
 	}
+	if (keep == w->npending)
+		return;
 	w->npending = keep;
-	for (uint32_t i = 0; i < w->nexited; i++) {
-		tb_sampler_remove(w->sampler, w->exited[i]);
-		tb_sym_forget_pid(&w->prof->sym, w->exited[i]);
-	}
-	w->nexited = 0;
+	tb_hmap_clear(&w->pending_index);
+	for (uint32_t i = 0; i < keep; i++)
+		tb_hmap_insert(&w->pending_index, tb_hash(&w->pending[i].pid, sizeof(w->pending[i].pid)), i);
 }
 
 void tb_watch_free(struct tb_watch *w)
 {
 	free(w->pending);
-	free(w->exited);
+	tb_hmap_free(&w->pending_index);
 	memset(w, 0, sizeof(*w));
 }

@@ -231,10 +231,10 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 	fresh.lost_base = p->lost_base + p->lost;
 	fresh.start_unix = (int64_t)time(NULL);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
-		const struct tb_target *t = &p->procs[i].target;
+		const struct tb_plive *l = p->procs[i].live;
 
-		if (tb_pid_alive(t->pid) && tb_profile_find_process(&fresh, (uint32_t)t->pid) < 0)
-			tb_profile_add_process(&fresh, t);
+		if (l && tb_pid_alive(l->target.pid))
+			tb_profile_add_process(&fresh, &l->target);
 	}
 	tb_profile_free(p);
 	*p = fresh;

@@ -170,7 +170,7 @@ static void filter_label(const struct tb_topview *v, char *buf, size_t len)
 {
 	const struct tb_profile *p = v->p;
 	int pi = tb_profile_find_process(p, v->filter_pid);
-	const char *comm = pi >= 0 ? p->procs[pi].target.comm : "?";
+	const char *comm = pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "?";
 
 	if (v->filter == TB_TOP_PROCESS) {
 		snprintf(buf, len, "process %u %s", v->filter_pid, comm);

@@ -250,7 +250,7 @@ static uint32_t next_pid(const struct tb_topview *v, uint32_t after)
 		return best;
 	}
 	for (uint32_t i = 0; i < p->nprocs; i++) {
-		uint32_t pid = (uint32_t)p->procs[i].target.pid;
+		uint32_t pid = (uint32_t)p->procs[i].pid;
 
 		if (pid > after && (!best || pid < best))
 			best = pid;

@@ -1,5 +1,8 @@
 /* profile.h: samples aggregated as they arrive: processes, threads, and
- * unique stacks of (code object, instruction offset) with counts. */
+ * unique stacks of (code object, instruction offset) with counts.  A process
+ * is a compact record (interned strings) plus, while it runs, what sampling
+ * it needs; pid -> newest record and (pid, tid) -> thread are hash indices,
+ * so churn (forks, exits, exec, pid reuse) costs O(1) per event. */
 #ifndef TB_PROFILE_H
 #define TB_PROFILE_H
 #include <stdint.h>
@@ -10,13 +13,36 @@
 #include "model/symbolize.h"
 #include "tachyon.h"
 
-struct tb_pinfo {
+/* A running process: what sampling it needs beyond its record. */
+struct tb_plive {
 	struct tb_target target;
-	uint32_t ns_pid;
-	uint64_t samples;
-	char version[32];
 	uint64_t names_at;        /* when its Python thread names were last read */
 	int names_pending;        /* a thread appeared since */
+	uint32_t parent_pid;      /* fork()ed from this process (0: not a fork child) */
+	uint32_t parent_serial;   /* ... whose record had this serial (not a reused pid) */
+};
+
+/* A process as the outputs know it: a compact record, its strings ids in
+ * tb_profile.pstrs.  It lives as long as the profile, except that a process
+ * that ends without one sample (and so without threads) is dropped. */
+struct tb_pinfo {
+	uint32_t pid, ns_pid;
+	uint64_t samples;
+	uint32_t comm, cmdline, elf_path, version;  /* /proc comm and cmdline, runtime file, "3.12.1" */
+	uint32_t version_hex;
+	uint8_t free_threaded, shared_lib;
+	uint8_t dropped;          /* ended unsampled: gone at the next compaction */
+	uint32_t serial;          /* records added before this one (tells a reused pid apart) */
+	uint64_t runtime_addr, pycode_type;
+	uint32_t last_thread;     /* its newest thread + 1 (0: none); chained by tb_tinfo.prev_in_proc */
+	uint32_t older;           /* the record of the same pid before this one + 1 (0: none) */
+	struct tb_plive *live;    /* while it runs; NULL once ended (and in capture files) */
+};
+
+/* pid -> its newest record (pid reuse, exec: older records stay for output). */
+struct tb_pid_newest {
+	uint32_t pid;             /* the key: first field, no padding */
+	uint32_t proc;            /* record index + 1, 0: none */
 };
 
 struct tb_tinfo {
@@ -34,6 +60,8 @@ struct tb_tinfo {
 	uint16_t pending_flags;
 	uint64_t pending_since;
 	double carry;             /* fraction of a sample not yet added */
+	uint32_t prev_in_proc;    /* the process's previous thread + 1 (0: none) */
+	uint8_t ended;            /* its process ended: never found by (pid, tid) again */
 };
 
 enum tb_mode { TB_MODE_CPU, TB_MODE_WALL, TB_MODE_GIL, TB_MODE_EXCEPTION };
@@ -59,10 +87,18 @@ struct tb_stack {
 struct tb_profile {
 	struct tb_strtab strs;
 	struct tb_symbolizer sym;
-	struct tb_pinfo *procs;
+	struct tb_strtab pstrs;     /* process strings (comm, cmdline, paths, versions) */
+	struct tb_pinfo *procs;     /* in the order they were found; dropped ones until compacted */
 	uint32_t nprocs, capprocs;
+	uint32_t ndropped;          /* dropped records not compacted yet */
+	uint32_t serials;           /* records ever added */
+	struct tb_pid_newest *pids;
+	uint32_t npids, cappids;
+	struct tb_hmap pid_index;   /* pid -> pids[] */
 	struct tb_tinfo *threads;
 	uint32_t nthreads, capthreads;
+	struct tb_hmap thread_index; /* (pid, tid) -> thread, ended ones until pruned */
+	uint32_t ended_indexed;     /* ended threads thread_index still holds */
 	struct tb_stack *stacks;
 	uint32_t nstacks, capstacks;
 	struct tb_hmap stack_index; /* (thread, kind, frames) -> stack */
@@ -98,9 +134,25 @@ struct tb_profile {
 
 void tb_profile_init(struct tb_profile *p);
 void tb_profile_free(struct tb_profile *p);
-/* Register a process before its samples arrive. Returns its index. */
+/* Register a running process before its samples arrive (its target is
+ * copied). A live record of the same pid ends first. Returns its index. */
 uint32_t tb_profile_add_process(struct tb_profile *p, const struct tb_target *t);
+/* Register the fork()ed child of a running process: the parent's image,
+ * names and (by thread ident) Python thread names. Its index, or -1 if the
+ * parent is not running. */
+int tb_profile_add_fork(struct tb_profile *p, uint32_t parent_pid, uint32_t child_pid);
+/* Register a process that is not running (capture files): a record only. */
+uint32_t tb_profile_add_ended(struct tb_profile *p, const struct tb_target *t);
+/* The newest record of pid (running or not), or -1. */
 int tb_profile_find_process(const struct tb_profile *p, uint32_t pid);
+/* The process pid ended (exit, exec of a new image): its record keeps what
+ * outputs need and leaves sampling; its threads leave the (pid, tid) index;
+ * a record without a sample is dropped. No-op if pid has no running record. */
+void tb_profile_process_ended(struct tb_profile *p, uint32_t pid);
+/* Remove dropped records now (before outputs read procs; otherwise done
+ * once they are half the list: until then a dropped record is in procs,
+ * with its pid, but never found by it). Record indices change. */
+void tb_profile_compact(struct tb_profile *p);
 /* Account one raw ring-buffer record after checking its size and depth.
  * Returns 0, or -1 for a malformed record (counted, otherwise ignored). */
 int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size);

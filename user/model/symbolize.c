@@ -145,6 +145,13 @@ static uint32_t lookup(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16
 	return i == s->n ? TB_HMAP_NONE : i;
 }
 
+uint32_t tb_sym_find(const struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id)
+{
+	const struct code_key k = { s, pid, addr, code_id };
+
+	return tb_hmap_find(&s->index, key_hash(pid, addr, code_id), same_code, &k);
+}
+
 static struct tb_code *append(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
 			      int py_minor)
 {
@@ -221,6 +228,24 @@ static int is_live(const void *ctx, uint32_t i)
 	return !s->codes[i].dead;
 }
 
+/* Dead codes are never found; they leave the index once they are half of
+ * it: each rebuild is paid for by the forgets since the last. */
+static void kill_code(struct tb_symbolizer *s, uint32_t i)
+{
+	if (s->codes[i].dead)
+		return;
+	s->codes[i].dead = 1;
+	s->dead_indexed++;
+}
+
+static void prune_dead(struct tb_symbolizer *s)
+{
+	if ((uint64_t)s->dead_indexed * 2 > s->index.used) {
+		tb_hmap_retain(&s->index, is_live, s);
+		s->dead_indexed = 0;
+	}
+}
+
 void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid)
 {
 	uint32_t e = tb_hmap_find_key(&s->pid_index, s->pids, sizeof(*s->pids), &pid, sizeof(pid));
@@ -228,18 +253,17 @@ void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid)
 	if (e == TB_HMAP_NONE)
 		return;
 	/* walk the pid's own chain: the cost is its code objects, not all of them */
-	for (uint32_t i = s->pids[e].last; i; i = s->codes[i - 1].pid_prev) {
-		if (!s->codes[i - 1].dead) {
-			s->codes[i - 1].dead = 1;
-			s->dead_indexed++;
-		}
-	}
+	for (uint32_t i = s->pids[e].last; i; i = s->codes[i - 1].pid_prev)
+		kill_code(s, i - 1);
 	s->pids[e].last = 0;
 	s->pids[e].lines_kept = 0;  /* a process that reuses the pid starts a budget of its own */
-	/* dead codes are never found; drop them from the index once they are
-	 * half of it: each rebuild is paid for by the forgets since the last */
-	if ((uint64_t)s->dead_indexed * 2 > s->index.used) {
-		tb_hmap_retain(&s->index, is_live, s);
-		s->dead_indexed = 0;
+	prune_dead(s);
+}
+
+void tb_sym_forget_code(struct tb_symbolizer *s, uint32_t idx)
+{
+	if (idx < s->n) {
+		kill_code(s, idx);
+		prune_dead(s);
 	}
 }

@@ -55,6 +55,9 @@ void tb_sym_free(struct tb_symbolizer *s);
 /* Index of the code object (reading it from the target on first sight). */
 uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout *l,
 		     uint64_t pycode_type, uint64_t addr, uint16_t code_id);
+/* The index of the code object if it was read for pid already (and pid is
+ * not forgotten), else TB_HMAP_NONE: nothing is read. */
+uint32_t tb_sym_find(const struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id);
 /* Add a known code object (capture files, tests): returns its index. */
 uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
 		       int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
@@ -64,5 +67,7 @@ void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset
 		     struct tb_location *loc);
 /* Forget the code objects of a process (its addresses may be reused). */
 void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid);
+/* Forget one code object: never found again (kept for what refers to it). */
+void tb_sym_forget_code(struct tb_symbolizer *s, uint32_t idx);
 
 #endif

@@ -53,7 +53,7 @@ static uint64_t node_key(const struct tb_tree *t, uint32_t idx, uint64_t parent)
 	tb_hash_word(&h, x->kind);
 	switch (x->kind) {
 	case TB_N_PROCESS:
-		tb_hash_str(&h, p->procs[x->key].target.comm);
+		tb_hash_str(&h, tb_str(&p->pstrs, p->procs[x->key].comm));
 		break;
 	case TB_N_FRAME:
 		tb_hash_str(&h, tb_str(&p->strs, t->funcs.f[x->key].filename));
@@ -122,7 +122,7 @@ static void thread_keys(const struct tb_profile *p, uint64_t *out)
 	for (uint32_t k = 0; k < p->nthreads; k++) {
 		const struct tb_tinfo *t = &p->threads[order[k].thread];
 		int pi = tb_profile_find_process(p, t->pid);
-		const char *comm = pi >= 0 ? p->procs[pi].target.comm : "";
+		const char *comm = pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "";
 		uint64_t ordinal = 0;
 		struct tb_hasher h;
 
@@ -391,7 +391,7 @@ static void stack_key(const struct tb_profile *p, const struct tb_stack *s, char
 
 	if (!m)
 		abort();
-	fprintf(m, "%s;%s", pi >= 0 ? p->procs[pi].target.comm : "?", tb_str(&p->strs, t->name));
+	fprintf(m, "%s;%s", pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "?", tb_str(&p->strs, t->name));
 	if (s->kind & TB_SK_TRUNCATED)
 		fputs(";<truncated>", m);
 	if (s->kind & TB_SK_PARTIAL)

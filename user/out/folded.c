@@ -48,7 +48,7 @@ static char *stack_line(const struct tb_profile *p, const struct tb_stack *s)
 	if (!out)
 		abort();
 	out[0] = '\0';
-	put_clean(out, len, &pos, pi >= 0 ? p->procs[pi].target.comm : "?");
+	put_clean(out, len, &pos, pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "?");
 	put_fmt(out, len, &pos, " (pid %lld);", t->pid);
 	put_clean(out, len, &pos, tb_str(&p->strs, t->name));
 	put_fmt(out, len, &pos, " (tid %lld)", t->tid);

@@ -552,7 +552,7 @@ static void write_thread(FILE *f, struct ctx *g, uint32_t ti, const uint32_t *li
 	tb_json_str(f, label);
 	fprintf(f, ",\"tid\":%u,\"pid\":\"%u\",\"isMainThread\":%s,\"processType\":\"default\","
 		"\"processName\":", t->tid, t->pid, t->tid == t->pid ? "true" : "false");
-	tb_json_str(f, pi >= 0 ? p->procs[pi].target.comm : "python");
+	tb_json_str(f, pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "python");
 	fputs(",\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
 	      "\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":true,"
 	      "\"samples\":{\"stack\":[", f);
@@ -597,7 +597,7 @@ static void write_meta(FILE *f, const struct ctx *g, double end_ms)
 	tb_json_str(f, oscpu);
 	if (p->nprocs == 1) {
 		fputs(",\"arguments\":", f);
-		tb_json_str(f, p->procs[0].target.cmdline);
+		tb_json_str(f, tb_str(&p->pstrs, p->procs[0].cmdline));
 	}
 	fputs(",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"categories\":[", f);
 	for (unsigned c = 0; c < sizeof(cat_names) / sizeof(cat_names[0]); c++) {

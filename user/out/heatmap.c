@@ -269,12 +269,12 @@ int tb_write_heatmap_json(const struct tb_profile *p, FILE *f)
 		"\"duration_s\":%.3f,\"samples\":%llu,\"python_samples\":%llu,\"processes\":[",
 		p->hz, p->duration_s, (unsigned long long)p->samples, (unsigned long long)p->python_samples);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
-		fprintf(f, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)p->procs[i].target.pid);
-		tb_json_str(f, p->procs[i].target.comm);
+		fprintf(f, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)p->procs[i].pid);
+		tb_json_str(f, tb_str(&p->pstrs, p->procs[i].comm));
 		fputs(",\"python\":", f);
-		tb_json_str(f, p->procs[i].version);
+		tb_json_str(f, tb_str(&p->pstrs, p->procs[i].version));
 		fputs(",\"cmdline\":", f);
-		tb_json_str(f, p->procs[i].target.cmdline);
+		tb_json_str(f, tb_str(&p->pstrs, p->procs[i].cmdline));
 		fputc('}', f);
 	}
 	fputs("]},\"files\":[", f);

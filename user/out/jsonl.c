@@ -200,12 +200,12 @@ static void put_processes_threads(struct ctx *g)
 		const struct tb_pinfo *pi = &p->procs[i];
 
 		fprintf(g->f, "{\"type\":\"process\",\"pid\":%d,\"ns_pid\":%u,\"comm\":",
-			(int)pi->target.pid, pi->ns_pid);
-		tb_json_str(g->f, pi->target.comm);
+			(int)pi->pid, pi->ns_pid);
+		tb_json_str(g->f, tb_str(&p->pstrs, pi->comm));
 		fputs(",\"cmdline\":", g->f);
-		tb_json_str(g->f, pi->target.cmdline);
+		tb_json_str(g->f, tb_str(&p->pstrs, pi->cmdline));
 		fputs(",\"python\":", g->f);
-		tb_json_str(g->f, pi->version);
+		tb_json_str(g->f, tb_str(&p->pstrs, pi->version));
 		fprintf(g->f, ",\"samples\":%llu}\n", (unsigned long long)pi->samples);
 	}
 	for (uint32_t i = 0; i < p->nthreads; i++) {

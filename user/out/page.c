@@ -80,8 +80,8 @@ static int compressed_json(const void *ctx, json_fn writer, unsigned char **out,
 static void title(const struct tb_profile *p, char *buf, size_t len)
 {
 	if (p->nprocs == 1)
-		snprintf(buf, len, "tachyon-bpf: %s (pid %d)", p->procs[0].target.cmdline,
-			 (int)p->procs[0].target.pid);
+		snprintf(buf, len, "tachyon-bpf: %s (pid %d)", tb_str(&p->pstrs, p->procs[0].cmdline),
+			 (int)p->procs[0].pid);
 	else
 		snprintf(buf, len, "tachyon-bpf: %u Python processes", p->nprocs);
 }

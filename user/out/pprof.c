@@ -145,7 +145,7 @@ static void add_sample(struct ctx *c, struct tb_buf *out, const struct tb_stack 
 	label(&sm, &tmp, s(c, "thread"), 1, s(c, tb_str(&p->strs, t->name)));
 	label(&sm, &tmp, s(c, "thread_id"), 0, t->tid);
 	label(&sm, &tmp, s(c, "pid"), 0, t->pid);
-	label(&sm, &tmp, s(c, "process"), 1, s(c, pi >= 0 ? p->procs[pi].target.comm : "?"));
+	label(&sm, &tmp, s(c, "process"), 1, s(c, pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "?"));
 	field_msg(out, P_SAMPLE, &sm);
 	free(ids.d);
 	free(vals.d);

@@ -156,8 +156,8 @@ static void write_name(FILE *f, const struct tb_profile *p)
 	char buf[400];
 
 	if (p->nprocs == 1)
-		snprintf(buf, sizeof(buf), "tachyon-bpf: %s (pid %d)", p->procs[0].target.cmdline,
-			 (int)p->procs[0].target.pid);
+		snprintf(buf, sizeof(buf), "tachyon-bpf: %s (pid %d)", tb_str(&p->pstrs, p->procs[0].cmdline),
+			 (int)p->procs[0].pid);
 	else
 		snprintf(buf, sizeof(buf), "tachyon-bpf: %u Python processes", p->nprocs);
 	tb_json_str(f, buf);

@@ -114,10 +114,10 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 	fprintf(out, "  capture %.2f s, agent CPU %.3f s (%.1f us per sample)\n", p->duration_s,
 		p->agent_cpu_s, p->samples ? 1e6 * p->agent_cpu_s / (double)p->samples : 0.0);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
-		fprintf(out, "  pid %d: Python ", (int)p->procs[i].target.pid);
-		tb_termsafe_put(out, p->procs[i].version);
+		fprintf(out, "  pid %d: Python ", (int)p->procs[i].pid);
+		tb_termsafe_put(out, tb_str(&p->pstrs, p->procs[i].version));
 		fprintf(out, ", %llu samples: ", (unsigned long long)p->procs[i].samples);
-		tb_termsafe_put(out, p->procs[i].target.cmdline);
+		tb_termsafe_put(out, tb_str(&p->pstrs, p->procs[i].cmdline));
 		fputc('\n', out);
 	}
 	if (t.n && top) {

@@ -78,9 +78,9 @@ static void header(const struct tb_profile *p, FILE *f, uint32_t shown, uint32_t
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
 
-		fprintf(f, "process %d: Python %s, %llu samples: ", (int)pi->target.pid, pi->version,
+		fprintf(f, "process %d: Python %s, %llu samples: ", (int)pi->pid, tb_str(&p->pstrs, pi->version),
 			(unsigned long long)pi->samples);
-		put_clean(f, pi->target.cmdline[0] ? pi->target.cmdline : pi->target.comm);
+		put_clean(f, tb_str(&p->pstrs, pi->cmdline)[0] ? tb_str(&p->pstrs, pi->cmdline) : tb_str(&p->pstrs, pi->comm));
 		fputc('\n', f);
 	}
 	fprintf(f, "sorted by %s; %u of %u functions; time = samples / rate\n\n",

@@ -208,7 +208,7 @@ static int read_processes(struct rd *r, struct tb_profile *p)
 
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
 		struct tb_target t;
-		char version[sizeof(p->procs[0].version)] = "";
+		char version[32] = "";
 		uint32_t ns_pid, vh, reserved, idx;
 		uint64_t samples;
 		unsigned ft, shared;
@@ -238,10 +238,10 @@ static int read_processes(struct rd *r, struct tb_profile *p)
 		t.layout.micro = (vh >> 8) & 0xff;
 		t.layout.free_threaded = (int)ft;
 		t.layout.bpf.py_version = vh;
-		idx = tb_profile_add_process(p, &t);
+		idx = tb_profile_add_ended(p, &t);
 		p->procs[idx].ns_pid = ns_pid;
 		p->procs[idx].samples = samples;
-		memcpy(p->procs[idx].version, version, sizeof(version));
+		p->procs[idx].version = tb_strtab_intern(&p->pstrs, version);
 	}
 	return r->failed ? -1 : 0;
 }
@@ -259,7 +259,7 @@ static int sort_pids(struct rd *r, const struct tb_profile *p)
 	if (!r->pids)
 		return fail(r, "out of memory");
 	for (uint32_t i = 0; i < p->nprocs; i++)
-		r->pids[i] = (uint32_t)p->procs[i].target.pid;
+		r->pids[i] = p->procs[i].pid;
 	r->npids = p->nprocs;
 	tb_qsort(r->pids, r->npids, sizeof(*r->pids), cmp_u32);
 	return 0;

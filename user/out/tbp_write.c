@@ -82,21 +82,21 @@ static void put_processes(struct tb_buf *b, const struct tb_profile *p)
 	u32(b, p->nprocs);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
-		const struct tb_target *t = &pi->target;
 
-		u32(b, (uint32_t)t->pid);
+		u32(b, pi->pid);
 		u32(b, pi->ns_pid);
 		u64(b, pi->samples);
-		u32(b, t->layout.version_hex);
-		u8(b, t->layout.free_threaded ? 1 : 0);
-		u8(b, t->shared_lib ? 1 : 0);
+		u32(b, pi->version_hex);
+		u8(b, pi->free_threaded);
+		u8(b, pi->shared_lib);
 		u16(b, 0);
-		u64(b, t->runtime_addr);
-		u64(b, t->pycode_type);
-		str(b, t->comm, sizeof(t->comm));
-		str(b, t->cmdline, sizeof(t->cmdline));
-		str(b, t->elf_path, sizeof(t->elf_path));
-		str(b, pi->version, sizeof(pi->version));
+		u64(b, pi->runtime_addr);
+		u64(b, pi->pycode_type);
+		/* each bounded as its struct tb_target field (where it came from) */
+		str(b, tb_str(&p->pstrs, pi->comm), 32);
+		str(b, tb_str(&p->pstrs, pi->cmdline), 256);
+		str(b, tb_str(&p->pstrs, pi->elf_path), PATH_MAX);
+		str(b, tb_str(&p->pstrs, pi->version), 32);
 	}
 }
 

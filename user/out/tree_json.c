@@ -138,10 +138,10 @@ void tb_json_node(FILE *f, const struct tb_tree *t, uint32_t idx, const struct t
 	case TB_N_PROCESS: {
 		const struct tb_pinfo *pi = &p->procs[x->key];
 
-		snprintf(name, sizeof(name), "%s (pid %d)", pi->target.comm, (int)pi->target.pid);
+		snprintf(name, sizeof(name), "%s (pid %d)", tb_str(&p->pstrs, pi->comm), (int)pi->pid);
 		fputs("\"name\":", f);
 		tb_json_str(f, name);
-		fprintf(f, ",\"kind\":\"process\",\"pid\":%d", (int)pi->target.pid);
+		fprintf(f, ",\"kind\":\"process\",\"pid\":%d", (int)pi->pid);
 		break;
 	}
 	case TB_N_TRUNCATED:
@@ -205,18 +205,18 @@ void tb_json_meta(FILE *f, const struct tb_tree *t)
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
 
-		fprintf(f, "%s{\"pid\":%d,\"ns_pid\":%u,\"comm\":", i ? "," : "", (int)pi->target.pid,
+		fprintf(f, "%s{\"pid\":%d,\"ns_pid\":%u,\"comm\":", i ? "," : "", (int)pi->pid,
 			pi->ns_pid);
-		tb_json_str(f, pi->target.comm);
+		tb_json_str(f, tb_str(&p->pstrs, pi->comm));
 		fputs(",\"cmdline\":", f);
-		tb_json_str(f, pi->target.cmdline);
+		tb_json_str(f, tb_str(&p->pstrs, pi->cmdline));
 		fputs(",\"python\":", f);
-		tb_json_str(f, pi->version);
+		tb_json_str(f, tb_str(&p->pstrs, pi->version));
 		fputs(",\"elf\":", f);
-		tb_json_str(f, pi->target.elf_path);
+		tb_json_str(f, tb_str(&p->pstrs, pi->elf_path));
 		fprintf(f, ",\"free_threaded\":%s,\"gil\":%s,\"samples\":%llu}",
-			pi->target.layout.free_threaded ? "true" : "false",
-			pi->target.layout.free_threaded ? "false" : "true", (unsigned long long)pi->samples);
+			pi->free_threaded ? "true" : "false",
+			pi->free_threaded ? "false" : "true", (unsigned long long)pi->samples);
 	}
 	fputs("]}", f);
 }
