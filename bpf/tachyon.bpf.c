@@ -437,6 +437,10 @@ static __always_inline void fill_header(struct scratch *s, __u32 pid, __u32 tid,
 	s->sample.hdr.type = type;
 	s->sample.hdr.flags = 0;
 	s->sample.hdr.depth = 0;
+	s->sample.hdr.nkernel = 0;
+	s->sample.hdr.nnative = 0;
+	s->sample.hdr.native_stop = 0;
+	s->sample.hdr.reserved = 0;
 }
 
 /* Waking the agent per record costs a context switch per sample (and in

@@ -41,6 +41,9 @@
 
 /* Frame flags. */
 #define TB_FF_NO_OPCODE (1u << 0) /* opcode byte could not be read */
+#define TB_FF_ENTRY     (1u << 1) /* the frame an evaluator call was made for (3.11 is_entry;
+				   * 3.12+ the frame above an owner == 3 shim): merging native
+				   * and Python frames ends an evaluator's segment here */
 
 /* One Python frame as the BPF program saw it, innermost first. */
 struct tb_frame {
@@ -61,12 +64,27 @@ struct tb_sample_hdr {
 	__u32 ns_tid;    /* tid in the task's own pid namespace */
 	__u16 cpu;
 	__u8 type;       /* TB_REC_* */
-	__u8 reserved;
+	__u8 native_stop; /* TB_NS_*: why the native walk ended (0: not walked) */
 	__u16 flags;     /* TB_F_* */
-	__u16 depth;     /* number of frames that follow */
+	__u16 depth;     /* Python frames (struct tb_frame), after the kernel and native words */
+	__u16 nkernel;   /* kernel PCs (__u64, leaf first) right after the header */
+	__u16 nnative;   /* native words (__u64, leaf first) after the kernel PCs: pc | TB_NF_* */
+	__u32 reserved;
 };
 
-/* What goes through the ring buffer: header + depth frames (variable size). */
+/* Deepest kernel and native stacks a record holds (--kernel, --native). */
+#define TB_MAX_KERNEL 128
+#define TB_MAX_NATIVE 256
+
+/* A native word: the pc in the low 60 bits, flags above. */
+#define TB_NF_PC_MASK ((1ull << 60) - 1)
+#define TB_NF_EVAL (1ull << 60) /* inside the CPython evaluator: stands for Python frames */
+#define TB_NF_RA   (1ull << 61) /* a return address: symbolize pc - 1 */
+#define TB_NF_FP   (1ull << 62) /* unwound by frame pointer (no table for the file) */
+
+/* What goes through the ring buffer: the header, nkernel + nnative words,
+ * then depth frames (variable size).  Records without kernel or native
+ * words (nkernel == nnative == 0) are this struct cut after depth frames. */
 struct tb_sample {
 	struct tb_sample_hdr hdr;
 	struct tb_frame frames[TB_MAX_FRAMES];

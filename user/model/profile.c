@@ -634,15 +634,22 @@ void tb_profile_finish(struct tb_profile *p, uint64_t end_ns)
 int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
 {
 	const struct tb_sample_hdr *h = data;
+	size_t words;
 
-	if (size < sizeof(*h) || h->depth > TB_MAX_FRAMES ||
-	    size < sizeof(*h) + (size_t)h->depth * sizeof(struct tb_frame)) {
+	if (size < sizeof(*h) || h->depth > TB_MAX_FRAMES || h->nkernel > TB_MAX_KERNEL ||
+	    h->nnative > TB_MAX_NATIVE) {
+		p->malformed++;
+		return -1;
+	}
+	/* kernel and native words come first (skipped until they are used) */
+	words = ((size_t)h->nkernel + h->nnative) * sizeof(__u64);
+	if (size < sizeof(*h) + words + (size_t)h->depth * sizeof(struct tb_frame)) {
 		p->malformed++;
 		return -1;
 	}
 	switch (h->type) {
 	case TB_REC_SAMPLE:
-		tb_profile_add_sample(p, h, (const struct tb_frame *)(h + 1));
+		tb_profile_add_sample(p, h, (const struct tb_frame *)((const char *)(h + 1) + words));
 		break;
 	case TB_REC_WAKE:
 		on_wake(p, h);
