@@ -9,8 +9,9 @@
  * leaks; a file on a FUSE file system that never answers its open times
  * out after TB_TF_TIMEOUT_MS, the helper abandoned and reaped later.
  * /proc/PID/status parsing: the fs ids, the groups, and the lines that
- * must fail (cut off, malformed, too many groups).  Needs root (else
- * skipped). */
+ * must fail (cut off, malformed, too many groups).  ELF facts of a
+ * mapping: our own executable (no runtime) twice, and a copy cut short
+ * while a child maps it (no signal).  Needs root (else skipped). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/fuse.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -31,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "cpython/elffacts.h"
 #include "proc/creds.h"
 #include "proc/targetfile.h"
 
@@ -544,6 +547,82 @@ static void test_creds_parse(void **state)
 	assert_int_equal(tb_creds_parse(buf, n, &c), -1);
 }
 
+/* ------------------------------------------------------------ ELF facts */
+
+/* The first mapping of pid whose path ends in `suffix`. */
+static int find_mapping(pid_t pid, const char *suffix, uint64_t *start, uint64_t *end, char *path)
+{
+	char maps[64], line[1024];
+	FILE *f;
+	int found = 0;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		int pos = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &s, &e, &off, &pos) >= 3 && pos &&
+		    off == 0 && strlen(line + pos) >= strlen(suffix) &&
+		    !strcmp(line + pos + strlen(line + pos) - strlen(suffix), suffix)) {
+			*start = s;
+			*end = e;
+			strcpy(path, line + pos);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_elffacts(void **state)
+{
+	char self[512], path[1024], copy[256];
+	uint64_t start, end;
+	struct tb_elffacts f, g;
+	ssize_t n;
+	pid_t child;
+	int p[2];
+	char c;
+
+	(void)state;
+	NEED_ROOT();
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	assert_true(find_mapping(getpid(), self, &start, &end, path));
+	assert_int_equal(tb_elffacts_of_mapping(getpid(), start, end, path, &f), 0);
+	assert_int_equal(f.have, 0);
+	assert_int_equal(tb_elffacts_of_mapping(getpid(), start, end, path, &g), 0); /* remembered */
+	assert_memory_equal(&f, &g, sizeof(f));
+
+	/* a truncated copy of ourselves, mapped by a child: an error, no SIGBUS */
+	path_of(copy, sizeof(copy), "python3.99");
+	snprintf(path, sizeof(path), "head -c 3000 '%s' > '%s'", self, copy);
+	assert_int_equal(system(path), 0);
+	assert_int_equal(pipe(p), 0);
+	child = spawn();
+	if (child == 0) {
+		int fd = open(copy, O_RDWR);
+
+		if (fd < 0 || ftruncate(fd, 1 << 20) ||
+		    mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED || ftruncate(fd, 3000) ||
+		    write(p[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	assert_true(find_mapping(child, "python3.99", &start, &end, path));
+	/* read with pread: a short file is an error or an ELF without the runtime */
+	assert_true(tb_elffacts_of_mapping(child, start, end, path, &f) == -1 || f.have == 0);
+	stop(child);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +633,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_leaks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hanging_file_system, setup, teardown),
 		cmocka_unit_test(test_creds_parse),
+		cmocka_unit_test_setup_teardown(test_elffacts, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
