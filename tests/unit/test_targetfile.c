@@ -26,6 +26,7 @@
 #include <string.h>
 #include <linux/fuse.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -220,6 +221,10 @@ static void test_root_only_refused_for_nobody(void **state)
 	why = read_as(nobody, "secret.py", 1 << 20, &text);
 	assert_string_equal(why, "permission denied for the process's user");
 	assert_null(text);
+	/* the helper's credentials did not stick to us (shared memory) */
+	assert_int_equal(geteuid(), 0);
+	assert_int_equal(prctl(PR_GET_DUMPABLE), 1);
+	assert_int_equal(access("/etc/shadow", R_OK), 0);
 	assert_null(read_as(nobody, "public.py", 1 << 20, &text));
 	assert_string_equal(text, "PUBLIC\n");
 	free(text);

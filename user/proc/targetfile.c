@@ -368,7 +368,7 @@ static int recv_fd(int sock)
 static int run_helper(struct job *j, struct stat *st, const char **why)
 {
 	sigset_t all, old;
-	int sv[2], pidfd = -1, fd = -1, killed;
+	int sv[2], pidfd = -1, fd = -1, killed, dumpable = prctl(PR_GET_DUMPABLE);
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv)) {
@@ -390,6 +390,11 @@ static int run_helper(struct job *j, struct stat *st, const char **why)
 		if (!j->read && (fd = recv_fd(sv[0])) < 0)
 			*why = "the file was not passed back";
 	}
+	/* the helper's change of credentials made the memory it shares with
+	 * the agent non-dumpable (suid_dumpable): undo that for the agent
+	 * (a stuck helper stays protected by its real and saved uid 0) */
+	if (dumpable == 1 && prctl(PR_GET_DUMPABLE) != 1)
+		prctl(PR_SET_DUMPABLE, 1);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(sv[0]);
 	close(sv[1]);
