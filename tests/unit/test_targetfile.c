@@ -198,6 +198,13 @@ static const char *read_as(pid_t pid, const char *name, size_t max, char **text)
 	return why;
 }
 
+/* A reason was given, and it is this one. */
+static void assert_why(const char *why, const char *want)
+{
+	assert_non_null(why);
+	assert_string_equal(why, want);
+}
+
 #define NEED_ROOT() \
 	do { if (geteuid() != 0) skip(); } while (0)
 
@@ -219,7 +226,7 @@ static void test_root_only_refused_for_nobody(void **state)
 	root = start_target(0, NULL);
 
 	why = read_as(nobody, "secret.py", 1 << 20, &text);
-	assert_string_equal(why, "permission denied for the process's user");
+	assert_why(why, "permission denied for the process's user");
 	assert_null(text);
 	/* the helper's credentials did not stick to us (shared memory) */
 	assert_int_equal(geteuid(), 0);
@@ -235,18 +242,24 @@ static void test_root_only_refused_for_nobody(void **state)
 	/* the descriptor form says the same */
 	path_of(p, sizeof(p), "secret.py");
 	assert_int_equal(tb_target_open(nobody, p, 1 << 20, &st, &why), -1);
-	assert_string_equal(why, "permission denied for the process's user");
+	assert_why(why, "permission denied for the process's user");
 	fd = tb_target_open(root, p, 1 << 20, &st, &why);
 	assert_true(fd >= 0);
 	assert_true(S_ISREG(st.st_mode) && st.st_size == 7);
 	close(fd);
-	/* what needs a capability, not a mode bit, is refused too */
-	assert_non_null(tb_target_read(nobody, "/proc/1/environ", 1 << 20, &text, &(size_t){ 0 }));
+	/* what needs a capability, not a mode bit, is refused too: another
+	 * user's /proc/PID/maps (0444, but CAP_SYS_PTRACE, which setfsuid
+	 * alone would keep) */
+	snprintf(p, sizeof(p), "/proc/%d/maps", (int)root);
+	assert_why(tb_target_read(nobody, p, 1 << 20, &text, &(size_t){ 0 }),
+		   "permission denied for the process's user");
 	assert_null(text);
+	assert_null(tb_target_read(root, p, 1 << 20, &text, &(size_t){ 0 }));
+	free(text);
 	/* a directory it cannot search hides what is below */
 	assert_int_equal(chmod(dir, 0700), 0);
-	assert_string_equal(read_as(nobody, "public.py", 1 << 20, &text),
-			    "permission denied for the process's user");
+	assert_why(read_as(nobody, "public.py", 1 << 20, &text),
+		   "permission denied for the process's user");
 	assert_int_equal(chmod(dir, 0755), 0);
 	stop(nobody);
 	stop(root);
@@ -276,16 +289,16 @@ static void test_fifo_and_device_not_opened(void **state)
 		_exit(w < 0);
 	}
 	target = start_target(NOBODY, NULL);
-	assert_string_equal(read_as(target, "trap.py", 1 << 20, &text), "not a regular file");
+	assert_why(read_as(target, "trap.py", 1 << 20, &text), "not a regular file");
 	assert_int_equal(tb_target_open(target, fifo, 1 << 20, &st, &why), -1);
-	assert_string_equal(why, "not a regular file");
-	assert_string_equal(tb_target_read(target, "/dev/null", 1 << 20, &text, &(size_t){ 0 }),
-			    "not a regular file");
+	assert_why(why, "not a regular file");
+	assert_why(tb_target_read(target, "/dev/null", 1 << 20, &text, &(size_t){ 0 }),
+		   "not a regular file");
 	/* the same for the agent's own opens (map_files): stat first */
 	fd = tb_open_path(fifo, &st, &why);
 	assert_true(fd >= 0);
 	assert_int_equal(tb_reopen_regular(fd, &st, 1 << 20, &why), -1);
-	assert_string_equal(why, "not a regular file");
+	assert_why(why, "not a regular file");
 	close(fd);
 	fd = tb_open_path("/dev/null", &st, &why);
 	assert_true(fd >= 0);
@@ -329,8 +342,8 @@ static void test_symlink_resolves_inside_root(void **state)
 	assert_null(tb_target_read(target, "abs.py", 1 << 20, &text, &(size_t){ 0 }));
 	assert_string_equal(text, "INSIDE\n");
 	free(text);
-	assert_string_equal(tb_target_read(target, "/missing.py", 1 << 20, &text, &(size_t){ 0 }),
-			    "no such file");
+	assert_why(tb_target_read(target, "/missing.py", 1 << 20, &text, &(size_t){ 0 }),
+		   "no such file");
 	stop(target);
 }
 
@@ -350,21 +363,21 @@ static void test_sizes(void **state)
 	assert_null(read_as(target, "empty.py", 1 << 20, &text));
 	assert_string_equal(text, "");
 	free(text);
-	assert_string_equal(read_as(target, "big.py", 9, &text), "too large");
+	assert_why(read_as(target, "big.py", 9, &text), "too large");
 	assert_null(text);
 	assert_null(read_as(target, "big.py", 10, &text));
 	assert_string_equal(text, "0123456789");
 	free(text);
 	path_of(p, sizeof(p), "big.py");
 	assert_int_equal(tb_target_open(target, p, 9, &st, &why), -1);
-	assert_string_equal(why, "too large");
+	assert_why(why, "too large");
 	fd = tb_target_open(target, p, 10, &st, &why);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_string_equal(tb_target_read(target, "", 1 << 20, &text, &(size_t){ 0 }), "no such file");
+	assert_why(tb_target_read(target, "", 1 << 20, &text, &(size_t){ 0 }), "no such file");
 	stop(target);
 	/* a process that is gone */
-	assert_string_equal(read_as(target, "big.py", 10, &text), "the process is gone");
+	assert_why(read_as(target, "big.py", 10, &text), "the process is gone");
 }
 
 static void test_no_leaks(void **state)
@@ -503,8 +516,8 @@ static void test_hanging_file_system(void **state)
 	close(fuse);
 	stop(server);
 	usleep(200 * 1000);
-	assert_string_equal(tb_target_read(target, "/no/such/file", 1 << 20, &text, &(size_t){ 0 }),
-			    "no such file");
+	assert_why(tb_target_read(target, "/no/such/file", 1 << 20, &text, &(size_t){ 0 }),
+		   "no such file");
 	assert_int_equal(count_children(), children - 1);
 	assert_int_equal(count_fds(), fds - 1);
 	stop(target);
