@@ -10,10 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "cpython/discover.h"
+#include "cpython/elffacts.h"
 #include "cpython/versions.h"
-#include "proc/elfsym.h"
 #include "proc/procmem.h"
-#include "proc/rootfs.h"
 
 #define MAX_CANDIDATES 64
 
@@ -112,36 +111,20 @@ static int read_candidates(pid_t pid, struct mapping *out, int max, int *exists)
 	return n;
 }
 
-static int open_mapped_elf(pid_t pid, const struct mapping *m, struct tb_elf *e)
+static int detect_version(pid_t pid, const struct tb_elffacts *f, uint64_t bias, uint32_t *hex)
 {
-	char path[PATH_MAX + 64];
-
-	/* map_files names the very file mapped, whatever the mount namespace */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, m->start, m->end);
-	if (!tb_elf_open(path, e))
-		return 0;
-	/* without CAP_SYS_ADMIN or for a deleted mapping: the path inside the
-	 * process's root, symlinks resolved inside it */
-	return tb_elf_open_fd(tb_open_in_root(pid, m->path), e);
-}
-
-static int detect_version(pid_t pid, struct tb_elf *e, uint64_t bias, uint32_t *hex)
-{
-	uint64_t addr;
 	uint32_t v;
-	unsigned micro;
 
-	if (!tb_elf_symbol(e, "Py_Version", &addr, NULL)) {
-		if (tb_mem_read(pid, addr + bias, &v, sizeof(v)))
+	if (f->have & TB_EF_PY_VERSION) {
+		if (tb_mem_read(pid, f->py_version + bias, &v, sizeof(v)))
 			return 1; /* not mapped yet: the loader is still at work */
 		if ((v >> 24) == 3) {
 			*hex = v;
 			return 0;
 		}
 	}
-	if (!tb_elf_find_version_string(e, 10, &micro)) {
-		*hex = 0x030a0000u | (micro << 8) | 0xf0;
+	if (f->have & TB_EF_MICRO_3_10) {
+		*hex = 0x030a0000u | (f->micro_3_10 << 8) | 0xf0;
 		return 0;
 	}
 	return -1;
@@ -184,28 +167,23 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 	}
 	tb_read_proc_names(pid, t->comm, sizeof(t->comm), t->cmdline, sizeof(t->cmdline));
 	for (int i = 0; i < n; i++) {
-		struct tb_elf e;
-		uint64_t sym, bias;
+		struct tb_elffacts f;
+		uint64_t bias;
 		uint32_t hex;
 		int rc;
 
-		if (open_mapped_elf(pid, &maps[i], &e))
+		if (tb_elffacts_of_mapping(pid, maps[i].start, maps[i].end, maps[i].path, &f) ||
+		    !(f.have & TB_EF_RUNTIME))
 			continue;
-		if (tb_elf_symbol(&e, "_PyRuntime", &sym, NULL) &&
-		    tb_elf_section(&e, ".PyRuntime", &sym, NULL)) {
-			tb_elf_close(&e);
-			continue;
-		}
-		bias = maps[i].start - e.first_load_vaddr;
-		t->runtime_addr = sym + bias;
+		bias = maps[i].start - f.first_load_vaddr;
+		t->runtime_addr = f.runtime + bias;
 		snprintf(t->elf_path, sizeof(t->elf_path), "%s", maps[i].path);
 		t->shared_lib = strstr(base_name(maps[i].path), ".so") != NULL;
-		if (!tb_elf_symbol(&e, "PyCode_Type", &sym, NULL))
-			t->pycode_type = sym + bias;
-		if (!tb_elf_symbol(&e, "_Py_NoneStruct", &sym, NULL))
-			t->none_addr = sym + bias;
-		rc = detect_version(pid, &e, bias, &hex);
-		tb_elf_close(&e);
+		if (f.have & TB_EF_PYCODE_TYPE)
+			t->pycode_type = f.pycode_type + bias;
+		if (f.have & TB_EF_NONE)
+			t->none_addr = f.none + bias;
+		rc = detect_version(pid, &f, bias, &hex);
 		if (rc > 0) {
 			snprintf(err, errlen, "pid %d: the Python runtime is not readable (yet)", (int)pid);
 			return 1;

@@ -1,6 +1,9 @@
 /* elfsym.c: symbol, section and version-string lookups in ELF files with
- * libelf, bounded so that a hostile or truncated file cannot run away. */
-#include <fcntl.h>
+ * libelf, bounded so that a hostile or truncated file cannot run away.
+ * The file is read with pread (ELF_C_READ), never mapped: a file that
+ * shrinks under the reader gives a read error, not SIGBUS, and only the
+ * sections looked at are read, each at most TB_ELF_MAX_SECTION bytes. */
+#define _GNU_SOURCE
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,11 +11,6 @@
 #include "proc/elfsym.h"
 
 #define MAX_SYMBOLS (4u << 20)
-
-int tb_elf_open(const char *path, struct tb_elf *e)
-{
-	return tb_elf_open_fd(open(path, O_RDONLY | O_CLOEXEC), e);
-}
 
 int tb_elf_open_fd(int fd, struct tb_elf *e)
 {
@@ -26,7 +24,7 @@ int tb_elf_open_fd(int fd, struct tb_elf *e)
 		close(fd);
 		return -1;
 	}
-	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	e->elf = elf_begin(e->fd, ELF_C_READ, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || elf_getphdrnum(e->elf, &nphdr)) {
 		tb_elf_close(e);
 		return -1;
@@ -52,13 +50,28 @@ void tb_elf_close(struct tb_elf *e)
 	e->fd = -1;
 }
 
+/* Is section i there and small enough to be read whole? */
+static int readable(Elf *elf, size_t i)
+{
+	Elf_Scn *scn = elf_getscn(elf, i);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_size <= TB_ELF_MAX_SECTION;
+}
+
+static Elf_Data *section_data(Elf *elf, Elf_Scn *scn)
+{
+	return readable(elf, elf_ndxscn(scn)) ? elf_getdata(scn, NULL) : NULL;
+}
+
 static int find_in_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, const char *name,
 			  uint64_t *value, uint64_t *size)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data;
 	size_t n;
 
-	if (!data || !sh->sh_entsize)
+	/* the symbols and their names (elf_strptr reads sh_link whole) */
+	if (!sh->sh_entsize || !readable(elf, sh->sh_link) || !(data = section_data(elf, scn)))
 		return -1;
 	n = sh->sh_size / sh->sh_entsize;
 	if (n > MAX_SYMBOLS)
@@ -103,7 +116,7 @@ static Elf_Scn *section_by_name(struct tb_elf *e, const char *name, GElf_Shdr *o
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrstrndx(e->elf, &shstrndx))
+	if (elf_getshdrstrndx(e->elf, &shstrndx) || !readable(e->elf, shstrndx))
 		return NULL;
 	while ((scn = elf_nextscn(e->elf, scn))) {
 		const char *s;
@@ -134,25 +147,26 @@ int tb_elf_find_version_string(struct tb_elf *e, unsigned minor_wanted, unsigned
 	GElf_Shdr sh;
 	Elf_Scn *scn = section_by_name(e, ".rodata", &sh);
 	Elf_Data *data;
+	const char *p, *end;
 	char prefix[16];
 	size_t plen;
 
-	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+	if (!scn || !(data = section_data(e->elf, scn)) || !data->d_buf)
 		return -1;
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "3.%u.", minor_wanted);
-	for (size_t i = 1; i + plen + 2 < data->d_size; i++) {
-		const char *p = (const char *)data->d_buf + i;
+	end = (const char *)data->d_buf + data->d_size;
+	for (p = (const char *)data->d_buf + 1; p < end && (p = memmem(p, (size_t)(end - p), prefix, plen)); p++) {
 		size_t j = plen;
 		unsigned v = 0;
 
 		/* PY_VERSION may be tail-merged into a longer literal
 		 * ("Python-3.10.13"): accept any non-version character before it */
-		if ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.' || memcmp(p, prefix, plen))
+		if ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.')
 			continue;
-		while (j < plen + 3 && i + j < data->d_size && p[j] >= '0' && p[j] <= '9')
+		while (j < plen + 3 && p + j < end && p[j] >= '0' && p[j] <= '9')
 			v = v * 10 + (unsigned)(p[j++] - '0');
 		/* exactly PY_VERSION: "3.10.13" followed by NUL (or '+' for dev builds) */
-		if (j > plen && i + j < data->d_size && (p[j] == '\0' || p[j] == '+')) {
+		if (j > plen && p + j < end && (p[j] == '\0' || p[j] == '+')) {
 			*micro = v;
 			return 0;
 		}

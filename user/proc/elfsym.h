@@ -1,9 +1,12 @@
-/* elfsym.h: the few things the agent needs from an ELF file (libelf). */
+/* elfsym.h: the few things the agent needs from an ELF file (libelf, read
+ * with pread: never mapped, so a file changing underneath cannot SIGBUS). */
 #ifndef TB_ELFSYM_H
 #define TB_ELFSYM_H
 #include <stddef.h>
 #include <stdint.h>
 #include <libelf.h>
+
+#define TB_ELF_MAX_SECTION (64u << 20) /* larger sections are not read */
 
 struct tb_elf {
 	int fd;
@@ -11,8 +14,8 @@ struct tb_elf {
 	uint64_t first_load_vaddr; /* page-aligned vaddr of the first PT_LOAD */
 };
 
-int tb_elf_open(const char *path, struct tb_elf *e);
-/* Same on an open file descriptor (taken over: closed by tb_elf_close). */
+/* Read the ELF file open on fd (taken over: closed by tb_elf_close, or
+ * here on failure). 0 ok; -1: not ELF or unreadable. */
 int tb_elf_open_fd(int fd, struct tb_elf *e);
 void tb_elf_close(struct tb_elf *e);
 /* Look a symbol up in .dynsym, then .symtab. 0 when found. */

@@ -1,19 +1,18 @@
-/* sources.c: reads the source files of profiled code through the target's
- * own filesystem view (/proc/PID/root, /proc/PID/cwd for relative names)
- * with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so that a path or
- * symlink from inside a container never resolves outside it.  Bounded per
- * file, in count and in total. */
+/* sources.c: reads the source files of profiled code as the process itself
+ * would (proc/targetfile.c: its user's credentials, its root, regular files
+ * only), so that a process can neither make the agent show a file its user
+ * cannot read nor lead it out of its container.  Bounded per file, in
+ * count, in total and in time (reads stop after a few timeouts). */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include "lib/mem.h"
-#include "proc/rootfs.h"
 #include "proc/sources.h"
+#include "proc/targetfile.h"
+
+_Static_assert(TB_SOURCE_MAX_BYTES <= TB_TF_READ_MAX, "a source fits the helper's buffer");
 
 static uint64_t mount_ns(pid_t pid)
 {
@@ -24,40 +23,20 @@ static uint64_t mount_ns(pid_t pid)
 	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
-static const char *read_source(pid_t pid, const char *name, char **text, size_t *len)
+static const char *read_source(struct tb_sources *ss, pid_t pid, const char *name, char **text, size_t *len)
 {
-	struct stat st;
-	ssize_t n;
-	size_t got = 0;
-	int fd;
+	const char *why;
 
 	*text = NULL;
 	*len = 0;
 	if (name[0] == '<')
 		return "not a file (frozen or generated code)";
-	fd = tb_open_in_root(pid, name);
-	if (fd < 0)
-		return errno == ENOENT ? "no such file" : errno == EXDEV ? "path leaves the process's root" :
-		       "cannot be opened";
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return "not a regular file";
-	}
-	if (st.st_size > TB_SOURCE_MAX_BYTES) {
-		close(fd);
-		return "too large";
-	}
-	*text = malloc((size_t)st.st_size + 1);
-	if (!*text) {
-		close(fd);
-		return "out of memory";
-	}
-	while (got < (size_t)st.st_size && (n = read(fd, *text + got, (size_t)st.st_size - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	(*text)[got] = '\0';
-	*len = got;
-	return NULL;
+	if (ss->timeouts >= TB_SOURCES_MAX_TIMEOUTS)
+		return "not read (earlier reads timed out)";
+	why = tb_target_read(pid, name, TB_SOURCE_MAX_BYTES, text, len);
+	if (why == tb_tf_timed_out)
+		ss->timeouts++;
+	return why;
 }
 
 /* The first source read for path (a source's path is its first field). */
@@ -94,7 +73,7 @@ void tb_sources_note(struct tb_sources *ss, pid_t pid, uint32_t path, const char
 		s->missing = "not read (source budget used up)";
 		return;
 	}
-	s->missing = read_source(pid, name, &s->text, &s->len);
+	s->missing = read_source(ss, pid, name, &s->text, &s->len);
 	ss->total += s->len;
 }
 
