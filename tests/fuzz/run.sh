@@ -20,9 +20,8 @@ make -C "$ROOT" -s B=build/fuzz CC="$CLANG" CFLAGS="$FLAGS" build/fuzz/libtachyo
 $CLANG $FLAGS -fsanitize=fuzzer -std=gnu11 -Wall -Wextra -I"$ROOT/include" -I"$ROOT/user" \
 	"$ROOT/tests/fuzz/fuzz_capture.c" "$OUT/libtachyon.a" -lelf -lz -lm -o "$OUT/fuzz_capture"
 
-# Seeds: each capture and its decompressed payload.  Captures are taken here
-# (root) from a few workloads: threads, hostile names under 3.10 (its line
-# table format), truncated deep stacks under 3.13; or CAPTURE is used alone.
+# Seeds: each capture and its decompressed payload: the golden captures and
+# the crafted regression corpus (tests/hostile/captures); or CAPTURE alone.
 add_seed() {  # add_seed NAME FILE.tbp
 	cp "$2" "$OUT/seeds/$1.tbp"
 	python3 - "$2" "$OUT/seeds/$1.payload" <<'PY'
@@ -39,6 +38,10 @@ else
 	# 3.10 line tables, truncated stacks, wall mode, subprocesses, empty)
 	for f in "$ROOT"/tests/golden/captures/*.tbp; do
 		add_seed "$(basename "$f" .tbp)" "$f"
+	done
+	# the crafted captures that once crashed, aborted or stalled a writer
+	for f in "$ROOT"/tests/hostile/captures/*.tbp; do
+		add_seed "crafted-$(basename "$f" .tbp)" "$f"
 	done
 fi
 if ! ls "$OUT"/seeds/*.tbp >/dev/null 2>&1; then
