@@ -244,7 +244,6 @@ void tb_target_to_proc(const struct tb_target *t, struct tb_proc *p)
 	p->off.gil_locked = l->runtime_gil_locked != TB_NO_OFFSET ?
 		(__u16)(l->runtime_gil_locked - l->runtime_gil_holder + 8) : l->gil_locked;
 	p->off.interp_ceval_gil = l->interp_ceval_gil;
+	p->off.gil_enabled = l->gil_enabled; /* free-threaded: the GIL is read only while enabled */
 	p->off.interp_gc_collecting = l->interp_gc_collecting;
-	if (l->free_threaded)
-		p->off.runtime_gil = p->off.interp_ceval_gil = TB_NO_OFFSET;
 }
