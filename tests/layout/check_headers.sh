@@ -114,7 +114,7 @@ check_one() {
 
 	# Live: the interpreter's own memory, read through ctypes (3.13+: its _Py_DebugOffsets).
 	if [ -n "$pybin" ] && [ -x "$pybin" ] && [ "$headers_ft" = 1 ] && grep -qx 'free_threaded_ok=0' <<<"$facts"; then
-		echo "live $tag: not run (free-threaded 3.${minor}t is not supported yet)"
+		echo "live $tag: not run (free-threaded 3.${minor}t is not supported)"
 	elif [ -n "$pybin" ] && [ -x "$pybin" ]; then
 		"$pybin" "$HERE/check_debug_offsets.py" "$TMP/print_layout" "$TMP/live.bin" || fail=1
 	fi
