@@ -321,21 +321,6 @@ static pid_t launch_detached(char **cmd, char *err, size_t errlen)
 	return pid;
 }
 
-/* --mode gil keeps the samples of the threads that hold the GIL. A free-threaded
- * process has none (unless something enables it at run time: then it is read as
- * on a default build): its threads run Python at once, as holders do, so its
- * samples are kept (flagged TB_F_NO_GIL). Said once per such process. */
-static void note_no_gil(struct tb_session *s)
-{
-	for (; s->noted < s->prof.nprocs; s->noted++) {
-		const struct tb_pinfo *pi = &s->prof.procs[s->noted];
-
-		if (s->o->mode == TB_MODE_GIL && pi->target.layout.free_threaded && !s->o->quiet)
-			fprintf(stderr, "tachyon-bpf: --mode gil: pid %d (%s) has no GIL: its threads run Python "
-				"in parallel, so all its on-CPU samples are kept\n", (int)pi->target.pid, pi->version);
-	}
-}
-
 static int attach_targets(struct tb_session *s, char *err, size_t errlen)
 {
 	const struct tb_session_opts *o = s->o;
@@ -372,6 +357,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		.bench_walk = (int)o->bench_walk, .cpu = o->cpu, .floor = o->floor,
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 		.wall = o->mode == TB_MODE_WALL,
+		.note_no_gil = o->mode == TB_MODE_GIL && !o->quiet,
 		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
 	};
 
@@ -393,7 +379,6 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	s->names_at = tb_mono_s();
 	s->fast_until = s->names_at + YOUNG_S;
 	s->discovered = s->watch.discovered;
-	note_no_gil(s);
 	return 0;
 }
 
@@ -425,7 +410,6 @@ void tb_session_step(struct tb_session *s, int wait_ms)
 	if (s->watch.discovered != s->discovered) {
 		s->discovered = s->watch.discovered;
 		s->fast_until = now + YOUNG_S;
-		note_no_gil(s);
 	}
 	if (s->child > 0 && tb_child_exited(s->child, &s->child_status)) {
 		s->child = 0;

@@ -75,7 +75,6 @@ struct tb_session {
 	double names_at;      /* last read of thread names (tb_mono_s) */
 	double fast_until;    /* drain often until then: young processes */
 	uint64_t discovered;  /* the watch's count at the last step */
-	uint32_t noted;       /* processes of prof already looked at by note_no_gil */
 };
 
 /* The profile with the sampling settings of o (which must outlive s); the
