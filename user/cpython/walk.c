@@ -2,10 +2,11 @@
  * (process_vm_readv, no stop), with the layout the BPF walker uses: shim
  * frames skipped, code objects type-checked, a free-threaded thread's own
  * copy of the bytecode mapped back to its code object's offsets (thread-local
- * bytecode, 3.14t+), no GIL holder where the GIL is disabled. Everything read is the target's:
- * each struct is read into a fixed buffer with the sizes of layout.c's read
- * table (never a size the target declares), every list and chain is bounded
- * and watched for loops, and one walk makes a bounded number of reads. */
+ * bytecode, 3.14t+), no GIL holder where the GIL is disabled. Everything read
+ * is the target's: each struct is read into a fixed buffer with the sizes of
+ * layout.c's read table (never a size the target declares), every list and
+ * chain is bounded and watched for loops, and one walk makes a bounded number
+ * of reads. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
