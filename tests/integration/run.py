@@ -480,6 +480,96 @@ def test_versions_at_once(pys):
     return "%d interpreters in one capture: %s" % (len(procs), ", ".join(sorted(set(versions[p.pid] for _, _, p in procs))))
 
 
+FAKE_FT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_ft.c")
+
+
+def fake_ft_builds():
+    """[(minor, binary)]: tests/integration/fake_ft.c built against the headers of each version
+    with thread-local bytecode (3.14, 3.15) found where tests/layout/fetch-headers.sh puts them,
+    with Py_GIL_DISABLED: a process laid out like that version's free-threaded build."""
+    roots = [os.path.join(os.environ.get("TB_HEADERS_DIR", "/var/cache/tachyon-bpf/headers"), "root"),
+             os.environ.get("TB_SID_ROOT", "/var/cache/tachyon-bpf/pythons/root")]
+    out = []
+    for minor in ("3.14", "3.15"):
+        for root in roots:
+            inc = os.path.join(root, "usr", "include")
+            if not os.path.isdir(os.path.join(inc, "python" + minor, "internal")):
+                continue
+            exe = os.path.join(TMP, "fake-%st" % minor)
+            cc = subprocess.run([os.environ.get("CC", "gcc"), "-std=gnu11", "-O1", "-DPy_BUILD_CORE", "-DPy_GIL_DISABLED=1",
+                                 "-DPy_DEFAULT_RECURSION_LIMIT=1000", "-isystem", os.path.join(inc, "python" + minor),
+                                 "-isystem", os.path.join(inc, "python" + minor, "internal"),
+                                 "-isystem", os.path.join(inc, "x86_64-linux-gnu", "python" + minor),
+                                 "-idirafter", inc, FAKE_FT, "-o", exe, "-pthread",
+                                 "-Wl,--unresolved-symbols=ignore-all"], capture_output=True, text=True)
+            assert cc.returncode == 0, "fake_ft.c does not build for %s: %s" % (minor, cc.stderr[-500:])
+            out.append((minor, exe))
+            break
+    return out
+
+
+def opcode_numbers(pys, minor):
+    """BINARY_OP_ADD_INT and BINARY_OP in that version (its interpreter's opcode module)."""
+    for m, kind, argv in pys:
+        if m == minor and not kind.startswith("ft-"):
+            r = subprocess.run(argv + ["-c", "import opcode; print(opcode._specialized_opmap['BINARY_OP_ADD_INT'], "
+                                       "opcode.opmap['BINARY_OP'])"], capture_output=True, text=True, timeout=60)
+            if r.returncode == 0:
+                return [int(x) for x in r.stdout.split()]
+    return None
+
+
+def test_fake_tlbc(pys):
+    """3.14t and 3.15t, which cannot be built here: a process laid out with their headers
+    (fake_ft.c) whose worker thread runs its own copies of the bytecode (tlbc_index 2), the main
+    thread the code objects' own. Each frame's line is found through its copy, the leaf's
+    opcode is its copy's (specialized on the worker), names resolve (3.14t's str state bits),
+    no GIL is held; the same through dump."""
+    builds = fake_ft_builds()
+    if not builds:
+        return "skipped: no 3.14/3.15 headers (tests/layout/fetch-headers.sh)"
+    want = {"main": [("outer", 35), ("middle", 23), ("leaf", 12)],
+            "worker": [("outer", 34), ("middle", 26), ("leaf", 17)]}
+    done = []
+    for minor, exe in builds:
+        ops = opcode_numbers(pys, minor)
+        spec, base = ops if ops else (130, 44)
+        tag = "fake-%st" % minor
+        out, fold_out = os.path.join(TMP, tag + ".json"), os.path.join(TMP, tag + ".folded")
+        r = tb.run(["-q", "-r", "499", "-o", out, "-o", fold_out, "--", exe, "1.5", str(spec), str(base)])
+        assert r.returncode == 0, r.stderr
+        worker = r.stdout.split()[1]
+        with open(out) as f:
+            data = json.load(f)
+        (proc,) = data["meta"]["processes"]
+        assert proc["python"].startswith(minor + ".") and proc["python"].endswith("t") and not proc["gil"], proc
+        assert data["meta"]["unresolved_frames"] == 0, data["meta"]
+        stacks = {}
+        for frames, n in tb.Folded(fold_out).stacks:
+            who = "worker" if frames[1].endswith("(tid %s)" % worker) else "main"
+            stacks[who] = [(tb.Folded.func(f), tb.Folded.line(f)) for f in frames[2:]]
+        assert stacks == want, "%s stacks %s, want %s" % (tag, stacks, want)
+        for rec in data["threads"].values():
+            assert rec["status"]["gil_held"] == 0, rec
+        leaf = find_node(data["tree"], "leaf")
+        got = sorted((i[3], i[1], i[2]) for i in leaf["instructions"])
+        if ops:
+            assert got == [(12, "BINARY_OP", "BINARY_OP"), (17, "BINARY_OP_ADD_INT", "BINARY_OP")], got
+        proc_ = subprocess.Popen([exe, "10", str(spec), str(base)], stdout=subprocess.PIPE, text=True)
+        try:
+            worker = proc_.stdout.readline().split()[1]
+            d = tb.run(["dump", "--json", str(proc_.pid)])
+        finally:
+            proc_.kill()
+            proc_.wait()
+        assert d.returncode == 0, d.stderr
+        dumped = {"worker" if str(t["tid"]) == worker else "main": [(f["name"], f["line"]) for f in t["frames"]]
+                  for t in json.loads(d.stdout)["threads"]}
+        assert dumped == want, "%s dump %s" % (tag, dumped)
+        done.append("%st%s" % (minor, "" if ops else " (opcodes not checked: no %s interpreter)" % minor))
+    return "%s: lines through the threads' own bytecode, leaf opcode of the copy, names, no GIL, dump" % ", ".join(done)
+
+
 def test_subprocesses():
     parent = "import subprocess, sys; [p.wait() for p in [subprocess.Popen([sys.executable, %r, '0.7']) for _ in range(2)]]" % tb.workload("slices.py")
     res = {}
@@ -851,7 +941,8 @@ def main():
             if fn is test_parallel and not free_threaded(tag):
                 continue  # threads run one at a time with a GIL
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
-    for fn in (test_short_lived, test_versions_at_once, test_container_isolation, test_cgroup_alone):
+    for fn in (test_short_lived, test_versions_at_once, test_container_isolation, test_cgroup_alone,
+               test_fake_tlbc):
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn, pys)
