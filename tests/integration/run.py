@@ -460,8 +460,11 @@ def wait_in(pids, func, timeout=20.0):
 def test_versions_at_once(pys):
     procs = []
     try:
+        # each in its own session (autogroup): a free-threaded startup that sched_yield()s under
+        # contention (3.13t: hundreds of times) then keeps its share instead of starving
         for minor, kind, argv in pys:
-            procs.append((minor, kind, subprocess.Popen(argv + [tb.workload("slices.py"), "30"])))
+            procs.append((minor, kind, subprocess.Popen(argv + [tb.workload("slices.py"), "30"],
+                                                        start_new_session=True)))
         wait_in([p.pid for _, _, p in procs], "main")
         out = os.path.join(TMP, "versions.json")
         r = tb.run(["-q", "--all-python", "-d", "2", "-r", "499", "-o", out])
