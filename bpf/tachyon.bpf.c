@@ -116,7 +116,8 @@ struct scratch {
 	 * address cannot be reused: a hit is as good as a read. */
 	struct {
 		__u64 addr;
-		__u64 bytecode;   /* 3.10: co_code (PyBytesObject *) */
+		__u64 bytecode;   /* 3.10: co_code (PyBytesObject *); 3.14t+: the copy of tlbc_index */
+		__s32 tlbc_index; /* 3.14t+: whose copy bytecode is (0: none read yet) */
 		__u16 id;
 	} ccache[CODE_CACHE];
 };
@@ -283,7 +284,8 @@ static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc
 }
 
 /* GIL holder, collection running, exception being handled: flags read
- * from the interpreter's own state. */
+ * from the interpreter's own state. A free-threaded interpreter's GIL is
+ * disabled unless something enabled it at run time: then there is none. */
 static __always_inline void thread_status(struct scratch *s, const struct tb_proc *proc, __u64 tstate)
 {
 	struct tb_py_offsets *off = &s->off;
@@ -298,8 +300,12 @@ static __always_inline void thread_status(struct scratch *s, const struct tb_pro
 		__u32 locked = *(__u32 *)(s->gbuf + (off->gil_locked & 31));
 		__u64 holder = *(__u64 *)(s->gbuf + (off->gil_holder & 31));
 
-		if (locked && holder == tstate)
+		if (off->gil_enabled != TB_NO_OFFSET && !*(__u32 *)(s->gbuf + (off->gil_enabled & 31))) {
+			s->flags |= TB_F_NO_GIL;
+			s->gil = 0; /* nothing to hold or wait for */
+		} else if (locked && holder == tstate) {
 			s->flags |= TB_F_GIL_HELD;
+		}
 	}
 	if (interp && off->interp_gc_collecting != TB_NO_OFFSET) {
 		__u32 collecting = 0;
@@ -315,6 +321,32 @@ static __always_inline void thread_status(struct scratch *s, const struct tb_pro
 		if (value && value != proc->none_addr)
 			s->flags |= TB_F_EXCEPTION;
 	}
+}
+
+/* Where the frame's bytecode starts. Free-threaded 3.14+ runs each thread on
+ * its own copy of the bytecode (thread-local bytecode): the frame's
+ * tlbc_index selects it in co_tlbc, {size, entries[]}, whose entry 0 is the
+ * code object's own. Read once per code object and walk (a walk is one
+ * thread's); 0 when it cannot be read or the index is not in the array. */
+static __always_inline __u64 bytecode_start(struct scratch *s, typeof(&s->ccache[0]) cached, __u64 code)
+{
+	struct tb_py_offsets *off = &s->off;
+	__u64 arr;
+	__s32 idx;
+
+	if (off->frame_tlbc_index == TB_NO_OFFSET)
+		return code + off->code_adaptive;
+	idx = (__s32)buf_u32(s->fbuf, off->frame_tlbc_index);
+	if (idx == 0)
+		return code + off->code_adaptive;
+	if (cached->tlbc_index == idx)
+		return cached->bytecode;
+	cached->tlbc_index = idx;
+	cached->bytecode = 0;
+	arr = read_ptr(code + off->code_tlbc);
+	if (idx > 0 && arr && (__s64)read_ptr(arr) > idx)
+		cached->bytecode = read_ptr(arr + 8 + 8 * (__u64)idx);
+	return cached->bytecode;
 }
 
 /* Visit one frame, record it unless it is a shim. Non-zero: stop. */
@@ -370,6 +402,7 @@ static __always_inline long visit_frame(struct scratch *s)
 		cached->addr = code;
 		cached->id = tb_code_id(firstlineno, argcount, version);
 		cached->bytecode = off->frame_kind == TB_FRAME_OBJECT ? buf_u64(s->cbuf, off->code_adaptive) : 0;
+		cached->tlbc_index = 0;
 	}
 
 	if (off->frame_kind == TB_FRAME_OBJECT) {
@@ -378,8 +411,10 @@ static __always_inline long visit_frame(struct scratch *s)
 		offset = lasti < 0 ? -2 : (__s64)lasti * 2;
 		instr = cached->bytecode + off->bytes_sval + offset;
 	} else {
+		__u64 start = bytecode_start(s, cached, code);
+
 		instr = buf_u64(s->fbuf, off->frame_instr);
-		offset = (__s64)(instr - (code + off->code_adaptive));
+		offset = start ? (__s64)(instr - start) : -3; /* -3: not found, as out of range */
 	}
 	if (offset < -2 || offset > 0x7fffffff) {
 		offset = -2; /* not inside this code object: treat as not started */

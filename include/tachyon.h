@@ -30,7 +30,7 @@
 #define TB_F_GC         (1u << 6) /* a collection is running in its interpreter */
 #define TB_F_EXCEPTION  (1u << 7) /* an exception is being handled */
 #define TB_F_OFF_CPU    (1u << 8) /* taken at a switch-out (wall mode): weight follows */
-#define TB_F_NO_GIL     (1u << 9) /* interpreter has no GIL (free-threaded) */
+#define TB_F_NO_GIL     (1u << 9) /* free-threaded interpreter whose GIL is disabled */
 
 /* Record types. */
 #define TB_REC_SAMPLE 0  /* a stack (on-CPU sample, or off-CPU stack at switch-out) */
@@ -139,6 +139,12 @@ struct tb_py_offsets {
 	__u16 gil_locked;              /* inside the GIL struct: locked (int) */
 	__u16 gil_holder;              /* inside the GIL struct: last_holder (tstate*) */
 	__u16 interp_gc_collecting;    /* interp -> gc.collecting (int) */
+	__u16 gil_enabled;             /* free-threaded: inside the GIL struct: enabled (int, 0: no
+					* GIL), TB_NO_OFFSET on default builds */
+	/* thread-local bytecode (free-threaded 3.14+): a frame's instruction pointer points
+	 * into co_tlbc->entries[tlbc_index], its thread's copy; TB_NO_OFFSET: none */
+	__u16 frame_tlbc_index;        /* frame -> tlbc_index (int32) */
+	__u16 code_tlbc;               /* code -> co_tlbc (_PyCodeArray *: size, entries[]) */
 };
 
 #define TB_TSTATE_BUF 256

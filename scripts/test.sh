@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # test.sh: the one command that runs every test on a fresh Debian 12 machine:
-# installs the packages it needs, fetches the extra CPython versions, builds,
+# installs the packages it needs, fetches the extra CPython versions and
+# their headers, builds the free-threaded ones (in the background), builds,
 # then runs the unit, layer, golden-output, cross-check, integration and
 # browser suites for real (as root: the integration tests load the BPF
-# program).  Ends with
+# program), the free-threaded interpreters in every suite that runs each
+# interpreter (TB_PYTHONS_FT=1) and in a second `top` run.  Ends with
 # "total: N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +50,8 @@ ft_wait() {
 	echo "== free-threaded builds: waited $((SECONDS - t0))s"
 }
 bash tests/setup-pythons.sh || echo "test: some sid Pythons could not be set up (see above)"
+# sid's CPython headers: the layout suite checks the default and free-threaded offsets with them
+bash tests/layout/fetch-headers.sh || echo "test: sid's CPython headers could not be fetched (see above)"
 make -s
 set +e
 
@@ -92,18 +96,26 @@ for page_suite in synthetic real diff opcodes heatmap; do
 done
 
 ft_wait
-suite linetable-vs-cpython bash tests/linetable/run.sh
-suite layout-vs-headers bash tests/layout/check_headers.sh
-suite opcodes-vs-dis bash tests/opcodes/check.sh
+# the suites that run every interpreter of tests/pythons.sh run the free-threaded ones too
+with_ft=(env TB_PYTHONS_FT=1)
+ft_python=$(bash tests/pythons.sh --ft 2>/dev/null | awk '$2 ~ /^ft-/ { print $3; exit }')
+suite linetable-vs-cpython "${with_ft[@]}" bash tests/linetable/run.sh
+suite layout-vs-headers bash tests/layout/check_headers.sh    # finds the free-threaded builds itself
+suite opcodes-vs-dis "${with_ft[@]}" bash tests/opcodes/check.sh
 
 # integration: real BPF, real Python processes
-counted integration /usr/bin/python3 tests/integration/run.py
+counted integration "${with_ft[@]}" /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/exports.py
 # native unwinding from .eh_frame (not yet wired into sampling): tables vs readelf, the
 # user-space reference unwinder vs libdwfl on every interpreter (tests/unwind/run.py)
 counted unwind-reference python3 tests/unwind/run.py
-counted python-thread-names bash tests/pythreads/check.sh
+counted python-thread-names "${with_ft[@]}" bash tests/pythreads/check.sh
 counted top bash tests/top/run.sh
+if [ -n "$ft_python" ]; then
+	counted top-free-threaded env PYTHON="$ft_python" bash tests/top/run.sh
+else
+	echo "== top-free-threaded: no free-threaded CPython was built: not run"
+fi
 counted hostile python3 tests/hostile/run.py
 counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"

@@ -1,5 +1,6 @@
 """Integration tests: profile real Python processes with the real BPF
-program, for every CPython present.  Prints one line per check and ends
+program, for every CPython present (the free-threaded builds too with
+TB_PYTHONS_FT=1: tests/pythons.sh).  Prints one line per check and ends
 with "N passed, N failed"; exits non-zero on any failure or if nothing ran."""
 import fcntl
 import json
@@ -33,6 +34,15 @@ def capture(argv, extra=(), name="out"):
 
 
 # ---- per-interpreter checks -------------------------------------------------
+
+def free_threaded(tag):
+    """A free-threaded build (tests/pythons.sh kind ft-static or ft-shared)?"""
+    return "-ft-" in tag
+
+
+def minor_of(tag):
+    return int(tag.split("-")[0].split(".")[1])
+
 
 def test_slices(py, tag):
     wl = tb.workload("slices.py")
@@ -145,10 +155,26 @@ def named_threads(data, fold, names):
     return out
 
 
+def no_gil_status(data, fold, th):
+    """Free-threaded: the process says it has no GIL, the contending threads never hold or
+    wait for one, and no stack of theirs ends waiting for it."""
+    for p in data["meta"]["processes"]:
+        assert p["free_threaded"] and not p["gil"], "process %s" % p
+    for name, rec in th.items():
+        st = rec["status"]
+        assert st["gil_held"] == 0 and st["gil_wait"] == 0 and st["on_cpu"] > 20, "%s: %s" % (name, st)
+    waiting = sum(n for frames, n in fold.stacks if frames[-1].startswith("<waiting for GIL>")
+                  and any(tb.Folded.func(f) in th for f in frames))
+    assert waiting == 0, "%d samples of the contending threads wait for a GIL" % waiting
+    return ", ".join("%s on CPU %d" % (n, r["status"]["on_cpu"]) for n, r in sorted(th.items()))
+
+
 def test_gil_wall(py, tag):
     data, fold = capture_json(py, "gil.py", ["2.5"], ["--mode", "wall", "-r", "499"], "gilwall-" + tag)
     th = named_threads(data, fold, ["contend_a", "contend_b"])
     assert len(th) == 2, "threads: %s" % th
+    if free_threaded(tag):
+        return "no GIL: " + no_gil_status(data, fold, th)
     out = []
     for name, rec in th.items():
         st, n = rec["status"], rec["python_samples"]
@@ -161,6 +187,8 @@ def test_gil_wall(py, tag):
 
 
 def test_gil_mode(py, tag):
+    if free_threaded(tag):
+        return gil_mode_without_gil(py, tag)
     data, fold = capture_json(py, "gil.py", ["2"], ["--mode", "gil", "-r", "499"], "gilmode-" + tag)
     th = named_threads(data, fold, ["contend_a", "contend_b"])
     assert len(th) == 2, "threads: %s" % th
@@ -169,6 +197,23 @@ def test_gil_mode(py, tag):
         assert st["gil_held"] == st["on_cpu"] > 20, "%s: %s" % (name, st)
     assert data["meta"]["mode"] == "gil"
     return "only holders kept (%d dropped)" % data["meta"]["filtered_samples"]
+
+
+def gil_mode_without_gil(py, tag):
+    """--mode gil on a free-threaded process: one line says it has no GIL and that its on-CPU
+    samples are all kept (its threads run Python at once, as GIL holders do)."""
+    out, fold_out = os.path.join(TMP, "gilmode-%s.json" % tag), os.path.join(TMP, "gilmode-%s.folded" % tag)
+    r = tb.run(["-o", out, "-o", fold_out, "--mode", "gil", "-r", "499", "--"] + py + [tb.workload("gil.py"), "2"])
+    assert r.returncode == 0, r.stderr
+    note = [l for l in r.stderr.splitlines() if "--mode gil: pid" in l]
+    assert len(note) == 1 and re.search(r"--mode gil: pid \d+ \(3\.\d+\.\d+t\) has no GIL: ", note[0]), r.stderr
+    with open(out) as f:
+        data = json.load(f)
+    fold = tb.Folded(fold_out)
+    th = named_threads(data, fold, ["contend_a", "contend_b"])
+    assert len(th) == 2, "threads: %s" % th
+    assert data["meta"]["mode"] == "gil"
+    return "the note says no GIL; all kept: " + no_gil_status(data, fold, th)
 
 
 def sleep_share(fold, line):
@@ -238,8 +283,13 @@ def test_opcodes(py, tag):
         names[name] = (base, names.get(name, (base, 0))[1] + n)
     ins = [i for i in hot.get("instructions", []) if i[3] == line]
     assert ins, "no instruction on the hot line"
-    minor = int(tag.split("-")[0].split(".")[1])
-    if minor >= 11:
+    minor = minor_of(tag)
+    if minor == 13 and free_threaded(tag):
+        # 3.13t does not specialize: the hot line runs the base instructions
+        assert "BINARY_OP" in names and "LOAD_ATTR" in names, sorted(names)
+        assert all(n == b for n, (b, _) in names.items()), "3.13t does not specialize: %s" % names
+        detail = "BINARY_OP, LOAD_ATTR on the hot line (3.13t does not specialize)"
+    elif minor >= 11:
         for spec, base in (("BINARY_OP_ADD_INT", "BINARY_OP"), ("LOAD_ATTR_INSTANCE_VALUE", "LOAD_ATTR")):
             assert spec in names and names[spec][0] == base, "%s missing: %s" % (spec, sorted(names))
         lines = {l[0]: l for l in hot["lines"]}
@@ -254,6 +304,68 @@ def test_opcodes(py, tag):
         assert all(n == b for n, (b, _) in names.items()), "3.10 has no specialization: %s" % names
         detail = "BINARY_ADD, LOAD_ATTR (no specialization on 3.10)"
     return detail
+
+
+def boost():
+    """In a child with its own session (= its own autogroup): a higher share of the CPUs over
+    the other jobs of a shared machine (plain nice only works inside an autogroup)."""
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("-15")
+        os.nice(-15)
+    except OSError:
+        pass
+
+
+def test_parallel(py, tag):
+    """Free-threaded: four threads, each spinning in its own function for a fixed CPU time,
+    run at once (this machine has 2 CPUs): each thread's samples are its own function's and
+    match its CPU time, and together they are more than one CPU's worth of the run. The
+    workload runs in its own autogroup at a higher priority, attached with -p."""
+    fold_out = os.path.join(TMP, "parallel-%s.folded" % tag)
+    rate, secs = 499, 1.5
+    work = subprocess.Popen(py + [tb.workload("parallel.py"), str(secs), "--wait"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=boost)
+    try:
+        assert work.stdout.readline().strip() == "READY", "the workload did not start"
+        prof, out = start_capture(["-r", str(rate), "-p", str(work.pid), "-o", fold_out], "parallel-" + tag)
+        work.stdin.write("go\n")
+        work.stdin.flush()
+        stdout, _ = work.communicate(timeout=60)
+    finally:
+        work.kill()
+        work.wait()
+    data = finish_capture(prof, out)  # -p: the capture ends with the process
+    tids, cpu, wall = {}, {}, None
+    for line in stdout.splitlines():
+        f = line.split()
+        if f[0] == "cpu":
+            cpu[f[1]] = float(f[2])
+        elif f[0] == "wall":
+            wall = float(f[1])
+        else:
+            tids[f[0]] = f[1]
+    assert len(tids) == 4 and len(cpu) == 4 and wall, "workload printed %r" % stdout
+    by_thread = tb.Folded(fold_out).threads()
+    funcs = set(tids.values())
+    total = 0
+    for tid, name in tids.items():
+        rec = data["threads"].get(tid)
+        assert rec and rec["name"] == name, "thread %s: %s, want the Python name %s" % (tid, rec, name)
+        frames = [k for k in by_thread if k.endswith("(tid %s)" % tid)]
+        assert len(frames) == 1, "thread %s (%s): frames %s" % (tid, name, frames)
+        seen = by_thread[frames[0]]
+        assert seen[name] > 0 and all(seen[o] == 0 for o in funcs - {name}), "thread %s: %s" % (name, dict(seen))
+        n = rec["python_samples"]
+        want = cpu[name] * rate
+        assert abs(n - want) <= 0.25 * want, "%s: %d samples for %.2f s of CPU (%d expected)" % (name, n, cpu[name], want)
+        total += n
+    used = sum(cpu.values()) / wall
+    assert used >= 1.3, ("the threads got %.2f CPUs (%.2f s of CPU in %.2f s; load average %.1f): not run at once"
+                         % (used, sum(cpu.values()), wall, os.getloadavg()[0]))
+    shown = total / (rate * wall)
+    assert shown >= 1.2, "the profile holds %.2f CPUs' worth of samples (%d in %.2f s)" % (shown, total, wall)
+    return "4 threads in 4 functions, %.2f CPUs used, %.2f CPUs' worth of samples (%d)" % (used, shown, total)
 
 
 def test_dump(py, tag):
@@ -333,12 +445,29 @@ def test_short_lived(pys):
     return "%d/50 processes with resolved frames, %.2f%% frames unresolved" % (len(seen), 100 * unresolved)
 
 
+def wait_in(pids, func, timeout=20.0):
+    """Wait until each process runs func (its stack read with dump): on a loaded machine a
+    process started along with several others may still be importing after seconds."""
+    left, end = set(pids), time.time() + timeout
+    while left and time.time() < end:
+        for pid in sorted(left):
+            r = tb.run(["dump", "--json", str(pid)], timeout=30)
+            if r.returncode == 0 and any(f["name"] == func for t in json.loads(r.stdout)["threads"]
+                                         for f in t["frames"]):
+                left.discard(pid)
+        time.sleep(0.2)
+    assert not left, "pids %s not in %s after %.0f s" % (sorted(left), func, timeout)
+
+
 def test_versions_at_once(pys):
     procs = []
     try:
+        # each in its own session (autogroup): a free-threaded startup that sched_yield()s under
+        # contention (3.13t: hundreds of times) then keeps its share instead of starving
         for minor, kind, argv in pys:
-            procs.append((minor, kind, subprocess.Popen(argv + [tb.workload("slices.py"), "6"])))
-        time.sleep(1.5)
+            procs.append((minor, kind, subprocess.Popen(argv + [tb.workload("slices.py"), "30"],
+                                                        start_new_session=True)))
+        wait_in([p.pid for _, _, p in procs], "main")
         out = os.path.join(TMP, "versions.json")
         r = tb.run(["-q", "--all-python", "-d", "2", "-r", "499", "-o", out])
         assert r.returncode == 0, r.stderr
@@ -354,6 +483,96 @@ def test_versions_at_once(pys):
         assert "spin" in funcs.get(p.pid, ()), "%s %s (pid %d) missing" % (minor, kind, p.pid)
         assert versions[p.pid].startswith(minor + "."), "pid %d is %s" % (p.pid, versions[p.pid])
     return "%d interpreters in one capture: %s" % (len(procs), ", ".join(sorted(set(versions[p.pid] for _, _, p in procs))))
+
+
+FAKE_FT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_ft.c")
+
+
+def fake_ft_builds():
+    """[(minor, binary)]: tests/integration/fake_ft.c built against the headers of each version
+    with thread-local bytecode (3.14, 3.15) found where tests/layout/fetch-headers.sh puts them,
+    with Py_GIL_DISABLED: a process laid out like that version's free-threaded build."""
+    roots = [os.path.join(os.environ.get("TB_HEADERS_DIR", "/var/cache/tachyon-bpf/headers"), "root"),
+             os.environ.get("TB_SID_ROOT", "/var/cache/tachyon-bpf/pythons/root")]
+    out = []
+    for minor in ("3.14", "3.15"):
+        for root in roots:
+            inc = os.path.join(root, "usr", "include")
+            if not os.path.isdir(os.path.join(inc, "python" + minor, "internal")):
+                continue
+            exe = os.path.join(TMP, "fake-%st" % minor)
+            cc = subprocess.run([os.environ.get("CC", "gcc"), "-std=gnu11", "-O1", "-DPy_BUILD_CORE", "-DPy_GIL_DISABLED=1",
+                                 "-DPy_DEFAULT_RECURSION_LIMIT=1000", "-isystem", os.path.join(inc, "python" + minor),
+                                 "-isystem", os.path.join(inc, "python" + minor, "internal"),
+                                 "-isystem", os.path.join(inc, "x86_64-linux-gnu", "python" + minor),
+                                 "-idirafter", inc, FAKE_FT, "-o", exe, "-pthread",
+                                 "-Wl,--unresolved-symbols=ignore-all"], capture_output=True, text=True)
+            assert cc.returncode == 0, "fake_ft.c does not build for %s: %s" % (minor, cc.stderr[-500:])
+            out.append((minor, exe))
+            break
+    return out
+
+
+def opcode_numbers(pys, minor):
+    """BINARY_OP_ADD_INT and BINARY_OP in that version (its interpreter's opcode module)."""
+    for m, kind, argv in pys:
+        if m == minor and not kind.startswith("ft-"):
+            r = subprocess.run(argv + ["-c", "import opcode; print(opcode._specialized_opmap['BINARY_OP_ADD_INT'], "
+                                       "opcode.opmap['BINARY_OP'])"], capture_output=True, text=True, timeout=60)
+            if r.returncode == 0:
+                return [int(x) for x in r.stdout.split()]
+    return None
+
+
+def test_fake_tlbc(pys):
+    """3.14t and 3.15t, which cannot be built here: a process laid out with their headers
+    (fake_ft.c) whose worker thread runs its own copies of the bytecode (tlbc_index 2), the main
+    thread the code objects' own. Each frame's line is found through its copy, the leaf's
+    opcode is its copy's (specialized on the worker), names resolve (3.14t's str state bits),
+    no GIL is held; the same through dump."""
+    builds = fake_ft_builds()
+    if not builds:
+        return "skipped: no 3.14/3.15 headers (tests/layout/fetch-headers.sh)"
+    want = {"main": [("outer", 35), ("middle", 23), ("leaf", 12)],
+            "worker": [("outer", 34), ("middle", 26), ("leaf", 17)]}
+    done = []
+    for minor, exe in builds:
+        ops = opcode_numbers(pys, minor)
+        spec, base = ops if ops else (130, 44)
+        tag = "fake-%st" % minor
+        out, fold_out = os.path.join(TMP, tag + ".json"), os.path.join(TMP, tag + ".folded")
+        r = tb.run(["-q", "-r", "499", "-o", out, "-o", fold_out, "--", exe, "1.5", str(spec), str(base)])
+        assert r.returncode == 0, r.stderr
+        worker = r.stdout.split()[1]
+        with open(out) as f:
+            data = json.load(f)
+        (proc,) = data["meta"]["processes"]
+        assert proc["python"].startswith(minor + ".") and proc["python"].endswith("t") and not proc["gil"], proc
+        assert data["meta"]["unresolved_frames"] == 0, data["meta"]
+        stacks = {}
+        for frames, n in tb.Folded(fold_out).stacks:
+            who = "worker" if frames[1].endswith("(tid %s)" % worker) else "main"
+            stacks[who] = [(tb.Folded.func(f), tb.Folded.line(f)) for f in frames[2:]]
+        assert stacks == want, "%s stacks %s, want %s" % (tag, stacks, want)
+        for rec in data["threads"].values():
+            assert rec["status"]["gil_held"] == 0, rec
+        leaf = find_node(data["tree"], "leaf")
+        got = sorted((i[3], i[1], i[2]) for i in leaf["instructions"])
+        if ops:
+            assert got == [(12, "BINARY_OP", "BINARY_OP"), (17, "BINARY_OP_ADD_INT", "BINARY_OP")], got
+        proc_ = subprocess.Popen([exe, "10", str(spec), str(base)], stdout=subprocess.PIPE, text=True)
+        try:
+            worker = proc_.stdout.readline().split()[1]
+            d = tb.run(["dump", "--json", str(proc_.pid)])
+        finally:
+            proc_.kill()
+            proc_.wait()
+        assert d.returncode == 0, d.stderr
+        dumped = {"worker" if str(t["tid"]) == worker else "main": [(f["name"], f["line"]) for f in t["frames"]]
+                  for t in json.loads(d.stdout)["threads"]}
+        assert dumped == want, "%s dump %s" % (tag, dumped)
+        done.append("%st%s" % (minor, "" if ops else " (opcodes not checked: no %s interpreter)" % minor))
+    return "%s: lines through the threads' own bytecode, leaf opcode of the copy, names, no GIL, dump" % ", ".join(done)
 
 
 def test_subprocesses():
@@ -385,17 +604,17 @@ def diff_classes(data):
     return main, dict(out)
 
 
-def test_diff():
+def test_diff(py=("/usr/bin/python3.11",), tag="3.11"):
     caps = {}
     for plan in ("baseline", "current"):
-        caps[plan] = os.path.join(TMP, plan + ".tbp")
-        r = tb.run(["-q", "-r", "999", "-o", caps[plan], "--", "/usr/bin/python3.11",
-                    tb.workload("diffcase.py"), plan, "30"])
+        caps[plan] = os.path.join(TMP, "%s-%s.tbp" % (plan, tag))
+        r = tb.run(["-q", "-r", "999", "-o", caps[plan], "--"] + list(py) +
+                   [tb.workload("diffcase.py"), plan, "30"])
         assert r.returncode == 0, r.stderr
-    out = os.path.join(TMP, "diff.json")
-    fold = os.path.join(TMP, "diff.folded")
+    out = os.path.join(TMP, "diff-%s.json" % tag)
+    fold = os.path.join(TMP, "diff-%s.folded" % tag)
     r = tb.run(["diff", caps["baseline"], caps["current"], "-q", "-o", out, "-o", fold,
-                "-o", os.path.join(TMP, "diff.html")])
+                "-o", os.path.join(TMP, "diff-%s.html" % tag)])
     assert r.returncode == 0, r.stderr
     with open(out) as f:
         data = json.load(f)
@@ -721,14 +940,22 @@ def main():
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
         for fn in (test_slices, test_threads, test_deep, test_attach, test_gil_wall, test_gil_mode,
-                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump):
+                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_parallel):
             if only and only not in fn.__name__:
                 continue
+            if fn is test_parallel and not free_threaded(tag):
+                continue  # threads run one at a time with a GIL
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
-    for fn in (test_short_lived, test_versions_at_once, test_container_isolation, test_cgroup_alone):
+    for fn in (test_short_lived, test_versions_at_once, test_container_isolation, test_cgroup_alone,
+               test_fake_tlbc):
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn, pys)
+    # a diff of two captures of a free-threaded process (the one below: of python3.11)
+    for minor, kind, argv in pys:
+        tag = "%s-%s" % (minor, kind)
+        if free_threaded(tag) and not (only and only not in "test_diff"):
+            check("test_diff %s" % tag, test_diff, argv, tag)
     for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output, test_version, test_live_is_top,
                test_command_words, test_summary_rows):

@@ -1,12 +1,16 @@
 #!/bin/bash
 # check_headers.sh: checks the layouts of user/cpython/versions.c (through layout.c) against real
-# CPython headers. For every supported version's (tests/pythons.sh --versions) header set found (pyenv builds, Debian sid -dev packages unpacked under /var/cache/tachyon-bpf),
-# diffs offsetof() values (print_offsets.c) with tb_layout_builtin(); for 3.13+ also parses the
-# headers' own _Py_DebugOffsets initializer (default and Py_GIL_DISABLED). When the matching
-# interpreter is installed, runs check_debug_offsets.py inside it (live walk of its own memory).
-# The free-threaded builds of tests/setup-ft-pythons.sh ($TB_FT_DIR/3.Xt, default
-# /var/cache/tachyon-bpf/ft) have only their debug offsets checked (header initializer, and live
-# when the agent accepts that free-threaded version): the built-in tables are the default build's.
+# CPython headers. For every supported version's (tests/pythons.sh --versions) header set found
+# (pyenv builds; Debian sid -dev packages unpacked under $TB_SID_ROOT or fetched by
+# tests/layout/fetch-headers.sh into $TB_HEADERS_DIR/root, default /var/cache/tachyon-bpf/headers),
+# diffs offsetof() values (print_offsets.c: the layout, the thread-name objects) with
+# tb_layout_builtin(); for 3.13+ also parses the headers' own _Py_DebugOffsets initializer, default
+# and with Py_GIL_DISABLED: the free-threaded layout the agent makes of it (its thread-local
+# bytecode, tag bits, str state bits, GIL, thread-name objects: the row's free-threaded facts)
+# must equal what the same headers say. When the matching interpreter is installed, runs
+# check_debug_offsets.py inside it (live walk of its own memory). The free-threaded builds of
+# tests/setup-ft-pythons.sh ($TB_FT_DIR/3.Xt, default /var/cache/tachyon-bpf/ft) are checked the
+# same way through their own headers (header initializer, and live).
 # Exit 1 on any mismatch, 2 if nothing could be checked.
 set -u
 
@@ -14,6 +18,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/layout
 PYENV=${PYENV_ROOT:-/root/.pyenv}
 SID=${TB_SID_ROOT:-/var/cache/tachyon-bpf/pythons/root}
+HDRS=${TB_HEADERS_DIR:-/var/cache/tachyon-bpf/headers}/root
 FT=${TB_FT_DIR:-/var/cache/tachyon-bpf/ft}
 CC=${CC:-gcc}
 TMP=$(mktemp -d)
@@ -44,12 +49,13 @@ compare() {
 	return 1
 }
 
-# check_one PYBIN INCDIR... : one header set (PYBIN may be empty).
+# check_one PYBIN ROOT INCDIR... : one header set (PYBIN may be empty; ROOT: where Debian's
+# pyconfig.h wrapper may be, ROOT/usr/include).
 check_one() {
-	local pybin=$1; shift
+	local pybin=$1 root=$2; shift 2
 	local incs=() d ver minor tag headers_ft
 	for d in "$@"; do incs+=(-isystem "$d"); done
-	incs+=(-idirafter "$SID/usr/include")   # Debian's pyconfig.h wrapper
+	incs+=(-idirafter "$root/usr/include")   # Debian's pyconfig.h wrapper
 
 	if ! $CC -Wall -Wextra -Werror -std=gnu11 -DPy_BUILD_CORE "${incs[@]}" \
 		"$HERE/print_offsets.c" -o "$TMP/po" 2> "$TMP/cc.err"; then
@@ -108,7 +114,7 @@ check_one() {
 
 	# Live: the interpreter's own memory, read through ctypes (3.13+: its _Py_DebugOffsets).
 	if [ -n "$pybin" ] && [ -x "$pybin" ] && [ "$headers_ft" = 1 ] && grep -qx 'free_threaded_ok=0' <<<"$facts"; then
-		echo "live $tag: not run (free-threaded 3.${minor}t is not supported yet)"
+		echo "live $tag: not run (free-threaded 3.${minor}t is not supported)"
 	elif [ -n "$pybin" ] && [ -x "$pybin" ]; then
 		"$pybin" "$HERE/check_debug_offsets.py" "$TMP/print_layout" "$TMP/live.bin" || fail=1
 	fi
@@ -119,18 +125,20 @@ for v in $VERSIONS; do
 	m=${v#3.}
 	for dir in "$PYENV"/versions/3.$m.*; do
 		[ -d "$dir/include/python3.$m/internal" ] || continue
-		check_one "$dir/bin/python3.$m" "$dir/include/python3.$m" "$dir/include/python3.$m/internal"
+		check_one "$dir/bin/python3.$m" "$SID" "$dir/include/python3.$m" "$dir/include/python3.$m/internal"
 	done
-	# Debian sid -dev packages (dpkg -x into $SID); no interpreter run from here.
-	inc=$SID/usr/include/python3.$m
-	if [ -d "$inc/internal" ]; then
+	# Debian sid -dev packages (dpkg -x into $SID or $HDRS); no interpreter run from here.
+	for root in "$SID" "$HDRS"; do
+		inc=$root/usr/include/python3.$m
+		[ -d "$inc/internal" ] || continue
 		dirs=("$inc" "$inc/internal")
-		[ -d "$SID/usr/include/x86_64-linux-gnu/python3.$m" ] && dirs+=("$SID/usr/include/x86_64-linux-gnu/python3.$m")
-		check_one "" "${dirs[@]}"
-	fi
+		[ -d "$root/usr/include/x86_64-linux-gnu/python3.$m" ] && dirs+=("$root/usr/include/x86_64-linux-gnu/python3.$m")
+		check_one "" "$root" "${dirs[@]}"
+		break
+	done
 	# free-threaded builds (tests/setup-ft-pythons.sh): their own pyconfig.h defines Py_GIL_DISABLED
 	inc=$FT/3.${m}t/include/python3.${m}t
-	[ -d "$inc/internal" ] && check_one "$FT/3.${m}t/bin/python3.${m}t" "$inc" "$inc/internal"
+	[ -d "$inc/internal" ] && check_one "$FT/3.${m}t/bin/python3.${m}t" "$SID" "$inc" "$inc/internal"
 done
 
 missing=""

@@ -1,6 +1,7 @@
 /* print_layout.c: prints a struct tb_layout (user/cpython/layout.c) as name=value lines, with
- * the names print_offsets.c uses, so check_headers.sh can diff tables against headers; and
- * the facts of a version's row (versions.c) that the layout tests need.
+ * the names print_offsets.c uses, so check_headers.sh can diff tables against headers (with,
+ * for 3.13+, the row's objects read for thread names: the free-threaded build's for a t
+ * layout); and the facts of a version's row (versions.c) that the layout tests need.
  * Usage: print_layout builtin VERSION_HEX | print_layout debug FILE (raw _Py_DebugOffsets)
  *        | print_layout version MINOR (exit 2 when the minor is not supported).
  */
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "cpython/layout.h"
+#include "cpython/threadnames.h"
 #include "cpython/versions.h"
 
 #define P(name, val) printf("%s=%lu\n", name, (unsigned long)(val))
@@ -44,6 +46,8 @@ static void print_layout(const struct tb_layout *l)
 	P("bpf.owner_skip_min", b->owner_skip_min);
 	P("bpf.owner_cstack", b->owner_cstack);
 	P("bpf.code_tag_mask", b->code_tag_mask);
+	P("bpf.frame_tlbc_index", b->frame_tlbc_index);
+	P("bpf.code_tlbc", b->code_tlbc);
 	P("code_size", l->code_size);
 	P("code_filename", l->code_filename);
 	P("code_name", l->code_name);
@@ -70,7 +74,47 @@ static void print_layout(const struct tb_layout *l)
 	P("gil_locked", l->gil_locked);
 	P("gil_holder", l->gil_holder);
 	P("tstate_native_thread_id", l->tstate_native_thread_id);
+	P("gil_enabled", l->gil_enabled);
 	P("interp_gc_collecting", l->interp_gc_collecting);
+	P("interp_modules", l->interp_modules);
+	P("type_flags", l->type_flags);
+	P("type_basicsize", l->type_basicsize);
+	P("type_dictoffset", l->type_dictoffset);
+	P("heaptype_cached_keys", l->heaptype_cached_keys);
+}
+
+/* The objects read for thread names, 3.13+ (print_offsets.c measures those). */
+static void print_objects(const struct tb_layout *l)
+{
+	const struct tb_pyversion *v = tb_pyversion(l->minor);
+	const struct tb_thread_objects *m;
+
+	if (!v || l->minor < 13)
+		return;
+	m = l->free_threaded ? (v->ft ? v->ft->threads : NULL) : v->threads;
+	if (!m)
+		return;
+	P("objects.module_dict", m->module_dict);
+	P("objects.dict_keys", m->dict_keys);
+	P("objects.dict_values", m->dict_values);
+	P("objects.dk_size", m->dk_size);
+	P("objects.dk_index_bytes", m->dk_index_bytes);
+	P("objects.dk_kind", m->dk_kind);
+	P("objects.dk_nentries", m->dk_nentries);
+	P("objects.dk_indices", m->dk_indices);
+	P("objects.entry_size", m->entry_size);
+	P("objects.entry_hash", m->entry_hash);
+	P("objects.entry_key", m->entry_key);
+	P("objects.entry_value", m->entry_value);
+	P("objects.uentry_size", m->uentry_size);
+	P("objects.uentry_key", m->uentry_key);
+	P("objects.uentry_value", m->uentry_value);
+	P("objects.values_values", m->values_values);
+	P("objects.values_capacity", m->values_capacity);
+	P("objects.values_valid", m->values_valid);
+	P("objects.obj_dict", 0x10000 + m->obj_dict);
+	P("objects.long_size", m->long_size);
+	P("objects.long_digit", m->long_digit);
 }
 
 int main(int argc, char **argv)
@@ -88,7 +132,7 @@ int main(int argc, char **argv)
 		}
 		P("minor", v->minor);
 		P("debug_size", tb_debug_offsets_size(minor));
-		P("free_threaded_ok", v->free_threaded_ok);
+		P("free_threaded_ok", v->ft != NULL);
 		P("lnotab_v2", v->lines == TB_LINES_LNOTAB_V2);
 		return 0;
 	}
@@ -118,5 +162,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	print_layout(&l);
+	print_objects(&l);
 	return 0;
 }

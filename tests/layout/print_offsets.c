@@ -1,6 +1,8 @@
 /* print_offsets.c: prints, from a CPython version's own (internal) headers, the
  * value every struct tb_layout field should have, as sorted-friendly name=value
- * lines. Compiled by check_headers.sh with -DPy_BUILD_CORE -I.../include/python3.X{,/internal}.
+ * lines; for 3.13+ also the objects read for thread names (struct tb_thread_objects).
+ * Compiled by check_headers.sh with -DPy_BUILD_CORE -I.../include/python3.X{,/internal},
+ * with -DPy_GIL_DISABLED for a version's free-threaded build.
  */
 #include <Python.h>
 #include <stddef.h>
@@ -20,6 +22,11 @@
 #endif
 #if PY_VERSION_HEX >= 0x030B0000
 #include "pycore_frame.h"           /* _PyInterpreterFrame, enum _frameowner */
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+#include "pycore_dict.h"            /* PyDictKeysObject, PyDictValues (thread names) */
+#include "pycore_object.h"          /* MANAGED_DICT_OFFSET */
+#include "pycore_moduleobject.h"    /* PyModuleObject */
 #endif
 #if PY_VERSION_HEX >= 0x030E0000
 #include "pycore_stackref.h"        /* Py_TAG_BITS */
@@ -121,6 +128,14 @@ int main(void)
 #else
 	P("bpf.code_tag_mask", 0);
 #endif
+	/* thread-local bytecode (free-threaded 3.14+) */
+#if PY_VERSION_HEX >= 0x030E0000 && defined(Py_GIL_DISABLED)
+	P("bpf.frame_tlbc_index", offsetof(_PyInterpreterFrame, tlbc_index));
+	P("bpf.code_tlbc", offsetof(PyCodeObject, co_tlbc));
+#else
+	P("bpf.frame_tlbc_index", NO);
+	P("bpf.code_tlbc", NO);
+#endif
 
 	/* ---- symbolization ---- */
 	P("code_size", sizeof(PyCodeObject));
@@ -176,6 +191,45 @@ int main(void)
 #else
 	P("tstate_native_thread_id", NO);
 #endif
+#ifdef Py_GIL_DISABLED
+	P("gil_enabled", offsetof(struct _gil_runtime_state, enabled));
+#else
+	P("gil_enabled", NO);
+#endif
 	P("interp_gc_collecting", offsetof(PyInterpreterState, gc.collecting));
+
+	/* ---- thread names: sys.modules, the type fields, the objects read (3.13+) ---- */
+#if PY_VERSION_HEX < 0x030C0000
+	P("interp_modules", offsetof(PyInterpreterState, modules));
+#else
+	P("interp_modules", offsetof(PyInterpreterState, imports.modules));
+#endif
+	P("type_flags", offsetof(PyTypeObject, tp_flags));
+	P("type_basicsize", offsetof(PyTypeObject, tp_basicsize));
+	P("type_dictoffset", offsetof(PyTypeObject, tp_dictoffset));
+	P("heaptype_cached_keys", offsetof(PyHeapTypeObject, ht_cached_keys));
+#if PY_VERSION_HEX >= 0x030D0000
+	P("objects.module_dict", offsetof(PyModuleObject, md_dict));
+	P("objects.dict_keys", offsetof(PyDictObject, ma_keys));
+	P("objects.dict_values", offsetof(PyDictObject, ma_values));
+	P("objects.dk_size", offsetof(PyDictKeysObject, dk_log2_size));
+	P("objects.dk_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+	P("objects.dk_kind", offsetof(PyDictKeysObject, dk_kind));
+	P("objects.dk_nentries", offsetof(PyDictKeysObject, dk_nentries));
+	P("objects.dk_indices", offsetof(PyDictKeysObject, dk_indices));
+	P("objects.entry_size", sizeof(PyDictKeyEntry));
+	P("objects.entry_hash", offsetof(PyDictKeyEntry, me_hash));
+	P("objects.entry_key", offsetof(PyDictKeyEntry, me_key));
+	P("objects.entry_value", offsetof(PyDictKeyEntry, me_value));
+	P("objects.uentry_size", sizeof(PyDictUnicodeEntry));
+	P("objects.uentry_key", offsetof(PyDictUnicodeEntry, me_key));
+	P("objects.uentry_value", offsetof(PyDictUnicodeEntry, me_value));
+	P("objects.values_values", offsetof(PyDictValues, values));
+	P("objects.values_capacity", offsetof(PyDictValues, capacity));
+	P("objects.values_valid", offsetof(PyDictValues, valid));
+	P("objects.obj_dict", (unsigned long)(0x10000 + MANAGED_DICT_OFFSET)); /* negative: 0x10000 + it */
+	P("objects.long_size", offsetof(PyLongObject, long_value.lv_tag));
+	P("objects.long_digit", offsetof(PyLongObject, long_value.ob_digit));
+#endif
 	return 0;
 }

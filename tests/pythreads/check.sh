@@ -1,6 +1,7 @@
 #!/bin/bash
 # check.sh: Python thread names read from a live process (user/cpython/threadnames.c), for every
-# interpreter tests/pythons.sh lists. Per interpreter:
+# interpreter tests/pythons.sh lists (the free-threaded builds too with TB_PYTHONS_FT=1: their
+# objects have their own layout). Per interpreter:
 #   names    a Python process with named threads ("alpha", "beta-ünï" (latin-1), "gamma-Ωλ"
 #            (UCS-2), "delta-🧵" (UCS-4), a 100-character name, a Thread subclass with its own
 #            attributes, a thread renamed after start, threads whose instance dict was

@@ -43,10 +43,13 @@ static void test_versions_table(void **state)
 		assert_int_equal(v->opcodes->minor, minor);
 		assert_int_equal(v->lines, minor == 10 ? TB_LINES_LNOTAB_V2 : TB_LINES_LOCATIONS);
 		assert_int_equal(v->layout->bpf.frame_kind, minor == 10 ? TB_FRAME_OBJECT : TB_FRAME_INTERP);
-		assert_true(!v->free_threaded_ok || v->debug);
+		/* a free-threaded build is read from its debug offsets, with its own thread-name objects */
+		assert_true(!v->ft || (v->debug && v->ft->threads));
 		p = v->debug;
 		if (!p)
 			continue;
+		if (v->ft && v->ft->tlbc)
+			assert_true(p->frame_tlbc_index && p->code_tlbc);
 		/* every listed field: its own aligned uint64_t after the 24-byte header, inside the struct */
 		for (size_t i = 1; i < sizeof(*p) / sizeof(uint16_t); i++) {
 			uint16_t pos = ((const uint16_t *)p)[i];
@@ -76,7 +79,7 @@ static const struct field {
 	FIELD(bpf.frame_owner), FIELD(bpf.owner_skip_min), FIELD(bpf.owner_cstack),
 	FIELD(bpf.code_tag_mask), FIELD(bpf.code_adaptive), FIELD(bpf.code_firstlineno),
 	FIELD(bpf.code_argcount), FIELD(bpf.code_version), FIELD(bpf.bytes_sval),
-	FIELD(bpf.object_type),
+	FIELD(bpf.object_type), FIELD(bpf.frame_tlbc_index), FIELD(bpf.code_tlbc), FIELD(gil_enabled),
 	FIELD(code_size), FIELD(code_filename), FIELD(code_name), FIELD(code_qualname),
 	FIELD(code_linetable), FIELD(code_firstlineno), FIELD(code_flags), FIELD(code_argcount),
 	FIELD(code_version), FIELD(code_adaptive), FIELD(code_nunits), FIELD(bytes_size),
@@ -189,6 +192,9 @@ static const struct {
 	{ "interp_ceval_gil",          {   NO,   NO,  384,   16,   16,   16 } },
 	{ "gil_locked",                {   NO,   NO,   16,   16,   16,   16 } },
 	{ "gil_holder",                {   NO,   NO,    8,    8,    8,    8 } },
+	{ "gil_enabled",               {   NO,   NO,   NO,   NO,   NO,   NO } },
+	{ "bpf.frame_tlbc_index",      {   NO,   NO,   NO,   NO,   NO,   NO } },
+	{ "bpf.code_tlbc",             {   NO,   NO,   NO,   NO,   NO,   NO } },
 	{ "tstate_native_thread_id",   {   NO,  160,  144,  160,  160,  184 } },
 	{ "tstate_interp",             {   16,   16,   16,   16,   16,   16 } },
 	{ "tstate_exc_info",           {  144,  120,  104,  120,  120,  144 } },
@@ -251,8 +257,9 @@ static void test_builtin_unsupported(void **state)
 /* ------------------------------------------------- synthetic debug offsets */
 
 /* Position of each field in _Py_DebugOffsets (one column per version DBG_FIRST...,
- * 0 = absent) and its value (3.13.18, 3.14.10, 3.15.2 default builds, and 3.13t). Typed from
- * the reference (docs/cpython-layouts.md) independently of user/cpython/versions.c. */
+ * 0 = absent) and its value (3.13.18, 3.14.10, 3.15.2 default builds, and their free-threaded
+ * builds: the headers' initializer with Py_GIL_DISABLED, tests/layout/dump_debug_offsets.c).
+ * Typed from the reference (docs/cpython-layouts.md) independently of user/cpython/versions.c. */
 #define DBG_FIRST 13   /* the first minor with debug offsets: column 0 */
 #define DBG_N 3        /* columns: 3.13, 3.14, 3.15 */
 #define DBG_LAST (DBG_FIRST + DBG_N - 1)
@@ -260,68 +267,71 @@ struct row {
 	const char *name;
 	uint16_t pos[DBG_N];
 	uint64_t val[DBG_N];
-	uint64_t val13t;
+	uint64_t valt[DBG_N];   /* the free-threaded build's */
 };
 
 static const struct row rows[] = {
-	{ "runtime_state.size",                 {  24,  24,  24 }, { 283408, 316616, 346560 }, 328384 },
-	{ "runtime_state.finalizing",           {  32,  32,  32 }, { 608, 784, 912 }, 608 },
-	{ "runtime_state.interpreters_head",    {  40,  40,  40 }, { 632, 808, 936 }, 632 },
-	{ "interpreter_state.size",             {  48,  48,  48 }, { 194984, 225864, 226232 }, 215616 },
-	{ "interpreter_state.id",               {  56,  56,  56 }, { 7272, 7280, 7272 }, 7272 },
-	{ "interpreter_state.next",             {  64,  64,  64 }, { 7264, 7272, 7264 }, 7264 },
-	{ "interpreter_state.threads_head",     {  72,  72,  72 }, { 7344, 7344, 7336 }, 7344 },
-	{ "interpreter_state.threads_main",     {   0,  80,  80 }, { 0, 7360, 7352 }, 0 },
-	{ "interpreter_state.gc",               {  80,  88,  88 }, { 7400, 7408, 7400 }, 7400 },
-	{ "interpreter_state.ceval_gil",        { 112, 120, 120 }, { 16, 16, 16 }, 16 },
-	{ "interpreter_state.gil_runtime_state", { 120, 128, 128 }, { 7752, 7784, 7736 }, 7760 },
-	{ "interpreter_state.gil_runtime_state_locked", { 136, 144, 144 }, { 7768, 7800, 7752 }, 7784 },
-	{ "interpreter_state.gil_runtime_state_holder", { 144, 152, 152 }, { 7760, 7792, 7744 }, 7776 },
-	{ "thread_state.size",                  { 152, 176, 176 }, { 312, 832, 888 }, 312 },
-	{ "thread_state.prev",                  { 160, 184, 184 }, { 0, 0, 0 }, 0 },
-	{ "thread_state.next",                  { 168, 192, 192 }, { 8, 8, 8 }, 8 },
-	{ "thread_state.interp",                { 176, 200, 200 }, { 16, 16, 16 }, 16 },
-	{ "thread_state.current_frame",         { 184, 208, 208 }, { 72, 72, 72 }, 72 },
-	{ "thread_state.base_frame",            {   0,   0, 216 }, { 0, 0, 80 }, 0 },
-	{ "thread_state.thread_id",             { 192, 216, 240 }, { 152, 152, 176 }, 152 },
-	{ "thread_state.native_thread_id",      { 200, 224, 248 }, { 160, 160, 184 }, 160 },
-	{ "thread_state.datastack_chunk",       { 208, 232, 256 }, { 232, 232, 256 }, 232 },
-	{ "thread_state.status",                { 216, 240, 264 }, { 32, 32, 32 }, 32 },
-	{ "interpreter_frame.size",             { 224, 248, 312 }, { 80, 88, 88 }, 80 },
-	{ "interpreter_frame.previous",         { 232, 256, 320 }, { 8, 8, 8 }, 8 },
-	{ "interpreter_frame.executable",       { 240, 264, 328 }, { 0, 0, 0 }, 0 },
-	{ "interpreter_frame.instr_ptr",        { 248, 272, 336 }, { 56, 56, 56 }, 56 },
-	{ "interpreter_frame.localsplus",       { 256, 280, 344 }, { 72, 80, 80 }, 72 },
-	{ "interpreter_frame.owner",            { 264, 288, 352 }, { 70, 74, 74 }, 70 },
-	{ "interpreter_frame.stackpointer",     {   0, 296, 360 }, { 0, 64, 64 }, 0 },
-	{ "code_object.size",                   { 272, 312, 376 }, { 208, 216, 216 }, 224 },
-	{ "code_object.filename",               { 280, 320, 384 }, { 112, 112, 112 }, 128 },
-	{ "code_object.name",                   { 288, 328, 392 }, { 120, 120, 120 }, 136 },
-	{ "code_object.qualname",               { 296, 336, 400 }, { 128, 128, 128 }, 144 },
-	{ "code_object.linetable",              { 304, 344, 408 }, { 136, 136, 136 }, 152 },
-	{ "code_object.firstlineno",            { 312, 352, 416 }, { 68, 68, 68 }, 84 },
-	{ "code_object.argcount",               { 320, 360, 424 }, { 52, 52, 52 }, 68 },
-	{ "code_object.co_code_adaptive",       { 344, 384, 448 }, { 200, 208, 208 }, 216 },
-	{ "pyobject.size",                      { 352, 400, 464 }, { 16, 16, 16 }, 32 },
-	{ "pyobject.ob_type",                   { 360, 408, 472 }, { 8, 8, 8 }, 24 },
-	{ "type_object.size",                   { 368, 416, 480 }, { 416, 416, 424 }, 432 },
-	{ "bytes_object.size",                  { 512, 592, 688 }, { 40, 40, 40 }, 56 },
-	{ "bytes_object.ob_size",               { 520, 600, 696 }, { 16, 16, 16 }, 32 },
-	{ "bytes_object.ob_sval",               { 528, 608, 704 }, { 32, 32, 32 }, 48 },
-	{ "unicode_object.size",                { 536, 616, 712 }, { 64, 64, 64 }, 80 },
-	{ "unicode_object.state",               { 544, 624, 720 }, { 32, 32, 32 }, 48 },
-	{ "unicode_object.length",              { 552, 632, 728 }, { 16, 16, 16 }, 32 },
-	{ "unicode_object.asciiobject_size",    { 560, 640, 736 }, { 40, 40, 40 }, 56 },
-	{ "unicode_object.compactunicodeobject_size", { 0, 0, 744 }, { 0, 0, 56 }, 0 },
-	{ "gc.size",                            { 568, 648, 752 }, { 240, 264, 176 }, 248 },
-	{ "gc.collecting",                      { 576, 656, 760 }, { 200, 192, 112 }, 200 },
-	{ "debugger_support.debugger_script_path_size", { 0, 752, 880 }, { 0, 512, 512 }, 0 },
-	{ "interpreter_state.imports_modules",  {  88,  96,  96 }, { 7656, 7688, 7592 }, 7664 },
-	{ "type_object.tp_flags",               { 392, 440, 504 }, { 168, 168, 168 }, 184 },
-	{ "type_object.tp_basicsize",           {   0,   0, 512 }, { 0, 0, 32 }, 0 },
-	{ "type_object.tp_dictoffset",          {   0,   0, 520 }, { 0, 0, 288 }, 0 },
-	{ "heap_type_object.size",              {   0,   0, 528 }, { 0, 0, 944 }, 0 },
-	{ "heap_type_object.ht_cached_keys",    {   0,   0, 536 }, { 0, 0, 888 }, 0 },
+	{ "runtime_state.size",                 {  24,  24,  24 }, { 283408, 316616, 346560 }, { 328384, 365624, 409296 } },
+	{ "runtime_state.finalizing",           {  32,  32,  32 }, { 608, 784, 912 }, { 608, 784, 912 } },
+	{ "runtime_state.interpreters_head",    {  40,  40,  40 }, { 632, 808, 936 }, { 632, 808, 936 } },
+	{ "interpreter_state.size",             {  48,  48,  48 }, { 194984, 225864, 226232 }, { 215616, 249976, 250328 } },
+	{ "interpreter_state.id",               {  56,  56,  56 }, { 7272, 7280, 7272 }, { 7272, 7280, 7272 } },
+	{ "interpreter_state.next",             {  64,  64,  64 }, { 7264, 7272, 7264 }, { 7264, 7272, 7264 } },
+	{ "interpreter_state.threads_head",     {  72,  72,  72 }, { 7344, 7344, 7336 }, { 7344, 7344, 7336 } },
+	{ "interpreter_state.threads_main",     {   0,  80,  80 }, { 0, 7360, 7352 }, { 0, 7360, 7352 } },
+	{ "interpreter_state.gc",               {  80,  88,  88 }, { 7400, 7408, 7400 }, { 7400, 7408, 7400 } },
+	{ "interpreter_state.ceval_gil",        { 112, 120, 120 }, { 16, 16, 16 }, { 16, 16, 16 } },
+	{ "interpreter_state.gil_runtime_state", { 120, 128, 128 }, { 7752, 7784, 7736 }, { 7760, 7808, 7736 } },
+	{ "interpreter_state.gil_runtime_state_locked", { 136, 144, 144 }, { 7768, 7800, 7752 }, { 7784, 7832, 7760 } },
+	{ "interpreter_state.gil_runtime_state_holder", { 144, 152, 152 }, { 7760, 7792, 7744 }, { 7776, 7824, 7752 } },
+	{ "interpreter_state.gil_runtime_state_enabled", { 128, 136, 136 }, { 0, 0, 0 }, { 0, 0, 0 } },
+	{ "thread_state.size",                  { 152, 176, 176 }, { 312, 832, 888 }, { 312, 832, 888 } },
+	{ "thread_state.prev",                  { 160, 184, 184 }, { 0, 0, 0 }, { 0, 0, 0 } },
+	{ "thread_state.next",                  { 168, 192, 192 }, { 8, 8, 8 }, { 8, 8, 8 } },
+	{ "thread_state.interp",                { 176, 200, 200 }, { 16, 16, 16 }, { 16, 16, 16 } },
+	{ "thread_state.current_frame",         { 184, 208, 208 }, { 72, 72, 72 }, { 72, 72, 72 } },
+	{ "thread_state.base_frame",            {   0,   0, 216 }, { 0, 0, 80 }, { 0, 0, 80 } },
+	{ "thread_state.thread_id",             { 192, 216, 240 }, { 152, 152, 176 }, { 152, 152, 176 } },
+	{ "thread_state.native_thread_id",      { 200, 224, 248 }, { 160, 160, 184 }, { 160, 160, 184 } },
+	{ "thread_state.datastack_chunk",       { 208, 232, 256 }, { 232, 232, 256 }, { 232, 232, 256 } },
+	{ "thread_state.status",                { 216, 240, 264 }, { 32, 32, 32 }, { 32, 32, 32 } },
+	{ "interpreter_frame.size",             { 224, 248, 312 }, { 80, 88, 88 }, { 80, 88, 88 } },
+	{ "interpreter_frame.previous",         { 232, 256, 320 }, { 8, 8, 8 }, { 8, 8, 8 } },
+	{ "interpreter_frame.executable",       { 240, 264, 328 }, { 0, 0, 0 }, { 0, 0, 0 } },
+	{ "interpreter_frame.instr_ptr",        { 248, 272, 336 }, { 56, 56, 56 }, { 56, 56, 56 } },
+	{ "interpreter_frame.localsplus",       { 256, 280, 344 }, { 72, 80, 80 }, { 72, 80, 80 } },
+	{ "interpreter_frame.owner",            { 264, 288, 352 }, { 70, 74, 74 }, { 70, 78, 78 } },
+	{ "interpreter_frame.stackpointer",     {   0, 296, 360 }, { 0, 64, 64 }, { 0, 64, 64 } },
+	{ "interpreter_frame.tlbc_index",       {   0, 304, 368 }, { 0, 0, 0 }, { 0, 72, 72 } },
+	{ "code_object.size",                   { 272, 312, 376 }, { 208, 216, 216 }, { 224, 240, 240 } },
+	{ "code_object.filename",               { 280, 320, 384 }, { 112, 112, 112 }, { 128, 128, 128 } },
+	{ "code_object.name",                   { 288, 328, 392 }, { 120, 120, 120 }, { 136, 136, 136 } },
+	{ "code_object.qualname",               { 296, 336, 400 }, { 128, 128, 128 }, { 144, 144, 144 } },
+	{ "code_object.linetable",              { 304, 344, 408 }, { 136, 136, 136 }, { 152, 152, 152 } },
+	{ "code_object.firstlineno",            { 312, 352, 416 }, { 68, 68, 68 }, { 84, 84, 84 } },
+	{ "code_object.argcount",               { 320, 360, 424 }, { 52, 52, 52 }, { 68, 68, 68 } },
+	{ "code_object.co_code_adaptive",       { 344, 384, 448 }, { 200, 208, 208 }, { 216, 232, 232 } },
+	{ "code_object.co_tlbc",                {   0, 392, 456 }, { 0, 0, 0 }, { 0, 224, 224 } },
+	{ "pyobject.size",                      { 352, 400, 464 }, { 16, 16, 16 }, { 32, 32, 32 } },
+	{ "pyobject.ob_type",                   { 360, 408, 472 }, { 8, 8, 8 }, { 24, 24, 24 } },
+	{ "type_object.size",                   { 368, 416, 480 }, { 416, 416, 424 }, { 432, 432, 440 } },
+	{ "bytes_object.size",                  { 512, 592, 688 }, { 40, 40, 40 }, { 56, 56, 56 } },
+	{ "bytes_object.ob_size",               { 520, 600, 696 }, { 16, 16, 16 }, { 32, 32, 32 } },
+	{ "bytes_object.ob_sval",               { 528, 608, 704 }, { 32, 32, 32 }, { 48, 48, 48 } },
+	{ "unicode_object.size",                { 536, 616, 712 }, { 64, 64, 64 }, { 80, 80, 80 } },
+	{ "unicode_object.state",               { 544, 624, 720 }, { 32, 32, 32 }, { 48, 48, 48 } },
+	{ "unicode_object.length",              { 552, 632, 728 }, { 16, 16, 16 }, { 32, 32, 32 } },
+	{ "unicode_object.asciiobject_size",    { 560, 640, 736 }, { 40, 40, 40 }, { 56, 56, 56 } },
+	{ "unicode_object.compactunicodeobject_size", { 0, 0, 744 }, { 0, 0, 56 }, { 0, 0, 72 } },
+	{ "gc.size",                            { 568, 648, 752 }, { 240, 264, 176 }, { 248, 288, 176 } },
+	{ "gc.collecting",                      { 576, 656, 760 }, { 200, 192, 112 }, { 200, 192, 112 } },
+	{ "debugger_support.debugger_script_path_size", { 0, 752, 880 }, { 0, 512, 512 }, { 0, 512, 512 } },
+	{ "interpreter_state.imports_modules",  {  88,  96,  96 }, { 7656, 7688, 7592 }, { 7664, 7712, 7592 } },
+	{ "type_object.tp_flags",               { 392, 440, 504 }, { 168, 168, 168 }, { 184, 184, 184 } },
+	{ "type_object.tp_basicsize",           {   0,   0, 512 }, { 0, 0, 32 }, { 0, 0, 48 } },
+	{ "type_object.tp_dictoffset",          {   0,   0, 520 }, { 0, 0, 288 }, { 0, 0, 304 } },
+	{ "heap_type_object.size",              {   0,   0, 528 }, { 0, 0, 944 }, { 0, 0, 968 } },
+	{ "heap_type_object.ht_cached_keys",    {   0,   0, 536 }, { 0, 0, 888 }, { 0, 0, 904 } },
 };
 
 static const size_t total[DBG_N] = { 584, 760, 888 };
@@ -354,7 +364,7 @@ static const struct row *row(const char *name)
 	return NULL;
 }
 
-/* Fill buf for a minor DBG_FIRST..DBG_LAST (ft: the 3.13t values); returns the buffer length. */
+/* Fill buf for a minor DBG_FIRST..DBG_LAST (ft: the free-threaded values); returns the buffer length. */
 static size_t build(unsigned minor, int ft)
 {
 	unsigned i = minor - DBG_FIRST;
@@ -365,7 +375,7 @@ static size_t build(unsigned minor, int ft)
 	put(16, (uint64_t)ft);
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
 		if (rows[r].pos[i])
-			put(rows[r].pos[i], ft ? rows[r].val13t : rows[r].val[i]);
+			put(rows[r].pos[i], ft ? rows[r].valt[i] : rows[r].val[i]);
 	return total[i];
 }
 
@@ -478,14 +488,81 @@ static void test_debug_313t(void **state)
 		      { "unicode_length", 32 }, { "unicode_state", 48 }, { "unicode_ascii_data", 56 },
 		      { "unicode_compact_data", 72 }, { "gil_locked", 24 }, { "gil_holder", 16 },
 		      { "bpf.frame_owner", 70 }, { "bpf.tstate_frame", 72 }, { "interp_modules", 7664 },
-		      { "type_flags", 184 },
-		      /* not listed before 3.15, t value not measured */
-		      { "type_basicsize", NO }, { "heaptype_cached_keys", NO });
+		      { "type_flags", 184 }, { "gil_enabled", 0 }, { "bpf.code_tag_mask", 0 },
+		      { "unicode_kind_shift", 2 }, { "unicode_compact_bit", 5 }, { "unicode_ascii_bit", 6 },
+		      /* no thread-local bytecode in 3.13t */
+		      { "bpf.frame_tlbc_index", NO }, { "bpf.code_tlbc", NO },
+		      /* not listed before 3.15: the default build's + 16 */
+		      { "type_basicsize", 48 }, { "type_dictoffset", 304 }, { "heaptype_cached_keys", 896 });
 
 	/* free_threaded flag that contradicts the object header */
 	build(13, 1);
 	put(16, 0);
 	parse_bad(584, "free_threaded");
+}
+
+/* 3.14t and 3.15t: thread-local bytecode, their own stack-ref tag bits and str state bits
+ * (the values of their headers with Py_GIL_DISABLED; no build of them is run here). */
+static void test_debug_314t_315t(void **state)
+{
+	(void)state;
+	struct tb_layout l;
+	char s[32];
+
+	build(14, 1);
+	l = parse_ok(760);
+	assert_string_equal(tb_layout_version_str(&l, s, sizeof(s)), "3.14.10t");
+	EXPECT_VALUES(&l, { "free_threaded", 1 }, { "bpf.object_type", 24 }, { "bpf.code_adaptive", 232 },
+		      { "bpf.frame_owner", 78 }, { "bpf.frame_tlbc_index", 72 }, { "bpf.code_tlbc", 224 },
+		      { "bpf.code_tag_mask", 1 }, { "code_size", 240 }, { "code_flags", 64 },
+		      { "bpf.code_version", 108 }, { "gil_enabled", 0 }, { "gil_locked", 24 }, { "gil_holder", 16 },
+		      { "unicode_kind_shift", 8 }, { "unicode_compact_bit", 11 }, { "unicode_ascii_bit", 12 },
+		      { "type_basicsize", 48 }, { "type_dictoffset", 304 }, { "heaptype_cached_keys", 896 });
+	assert_int_equal(tb_layout_read_size(&l, TB_READ_FRAME), 79); /* up to the owner byte at 78, tlbc_index (72) within */
+
+	build(15, 1);
+	l = parse_ok(888);
+	assert_string_equal(tb_layout_version_str(&l, s, sizeof(s)), "3.15.2t");
+	EXPECT_VALUES(&l, { "bpf.frame_tlbc_index", 72 }, { "bpf.code_tlbc", 224 }, { "bpf.code_tag_mask", 3 },
+		      { "bpf.owner_cstack", NO }, { "unicode_kind_shift", 8 }, { "unicode_compact_data", 72 },
+		      /* listed from 3.15 */
+		      { "type_basicsize", 48 }, { "type_dictoffset", 304 }, { "heaptype_cached_keys", 904 });
+
+	/* the offsets of thread-local bytecode are required, and checked like every other */
+	build(14, 1);
+	set(14, "interpreter_frame.tlbc_index", 0);
+	parse_bad(760, "interpreter_frame.tlbc_index");
+	build(14, 1);
+	set(14, "interpreter_frame.tlbc_index", 74);
+	parse_bad(760, "aligned");
+	build(14, 1);
+	set(14, "interpreter_frame.tlbc_index", 200);
+	parse_bad(760, "interpreter_frame.tlbc_index");  /* beyond sizeof(_PyInterpreterFrame) */
+	build(15, 1);
+	set(15, "code_object.co_tlbc", 0xffffffffull);
+	parse_bad(888, "code_object.co_tlbc");
+	build(15, 1);
+	set(15, "code_object.co_tlbc", 0);
+	parse_bad(888, "code_object.co_tlbc");
+	/* the GIL's enabled flag: inside the GIL struct's first 32 bytes, apart from locked and holder */
+	build(14, 1);
+	set(14, "interpreter_state.gil_runtime_state_enabled", 24);
+	parse_bad(760, "gil_runtime_state_enabled");
+	build(14, 1);
+	set(14, "interpreter_state.gil_runtime_state_enabled", 2);
+	parse_bad(760, "gil_runtime_state_enabled");
+	build(14, 1);
+	set(14, "interpreter_state.gil_runtime_state_enabled", 1u << 20);
+	parse_bad(760, "gil_runtime_state_enabled");
+	build(13, 1);
+	set(13, "interpreter_state.gil_runtime_state_enabled", 32);
+	parse_bad(584, "gil_runtime_state.enabled");   /* does not fit the 32 bytes read */
+	/* a default build never reads them */
+	build(14, 0);
+	set(14, "interpreter_frame.tlbc_index", 0xffffffffull);
+	set(14, "interpreter_state.gil_runtime_state_enabled", 0xffffffffull);
+	l = parse_ok(760);
+	EXPECT_VALUES(&l, { "bpf.frame_tlbc_index", NO }, { "bpf.code_tlbc", NO }, { "gil_enabled", NO });
 }
 
 static void test_debug_reject_header(void **state)
@@ -523,11 +600,8 @@ static void test_debug_reject_header(void **state)
 	build(14, 0);
 	put(16, 2);
 	parse_bad(760, "free_threaded");
-	put(16, 1);
-	parse_bad(760, "free-threaded 3.14t is not supported yet");
-	build(15, 0);
-	put(16, 1);
-	parse_bad(888, "free-threaded 3.15t is not supported yet");
+	put(16, 1);   /* a default build's offsets with the t flag: its object header disagrees */
+	parse_bad(760, "free_threaded");
 }
 
 static void test_debug_reject_offsets(void **state)
@@ -794,6 +868,7 @@ int main(void)
 		cmocka_unit_test(test_debug_equals_builtin),
 		cmocka_unit_test(test_debug_values),
 		cmocka_unit_test(test_debug_313t),
+		cmocka_unit_test(test_debug_314t_315t),
 		cmocka_unit_test(test_debug_reject_header),
 		cmocka_unit_test(test_debug_reject_offsets),
 		cmocka_unit_test(test_debug_fuzz),

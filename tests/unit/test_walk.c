@@ -2,7 +2,8 @@
  * against fake interpreter structures laid out in this test's own memory with the 3.13
  * layout, read back through process_vm_readv of its own pid: a normal walk, lying layouts
  * (offsets beyond the read buffers, overlapping fields), thread lists and frame chains that
- * loop back, chains longer than the bounds. */
+ * loop back, chains longer than the bounds, thread-local bytecode (free-threaded 3.14+)
+ * with good and hostile indexes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -26,6 +27,8 @@ static struct fake {
 	_Alignas(8) unsigned char frame[NFRAMES][128];
 	_Alignas(8) unsigned char code[4][256];
 	_Alignas(8) unsigned char code_type[64];
+	_Alignas(8) uint64_t tlbc[4][4];            /* co_tlbc arrays: size, entries[3] */
+	_Alignas(8) unsigned char copy[4][256];     /* threads' own copies of the bytecode */
 } *F;
 
 static struct tb_target T;
@@ -240,6 +243,67 @@ static void test_walk_deep(void **state)
 	tb_walk_free(th, n);
 }
 
+/* Thread-local bytecode: a frame whose tlbc_index is not 0 runs its code object's copy
+ * co_tlbc->entries[tlbc_index]; offsets are relative to that copy. Positions of 3.14t. */
+static void test_walk_tlbc(void **state)
+{
+	struct tb_py_offsets *o = &T.layout.bpf;
+	char err[256];
+	int n;
+
+	(void)state;
+	o->frame_tlbc_index = 72;
+	o->code_tlbc = 224;
+	for (int c = 0; c < 4; c++) {
+		F->tlbc[c][0] = 3;
+		F->tlbc[c][1] = addr(F->code[c]) + o->code_adaptive;
+		F->tlbc[c][3] = addr(F->copy[c]);
+		put64(F->code[c], o->code_tlbc, addr(F->tlbc[c]));
+	}
+	/* thread 0 (frames 0, 1) on the code objects' own bytecode: index 0, co_tlbc not read;
+	 * thread 1 (frames 2, 3) on copy 2, instruction k at 2k */
+	put64(F->code[0], o->code_tlbc, 0);
+	for (int k = 2; k < 4; k++) {
+		put32(F->frame[k], o->frame_tlbc_index, 2);
+		put64(F->frame[k], o->frame_instr, addr(F->copy[k % 4]) + 2u * (unsigned)k);
+	}
+	/* thread 2 (frames 4, 5: code objects 0, 1): no co_tlbc; an index past the array's size */
+	put32(F->frame[4], o->frame_tlbc_index, 1);
+	put32(F->frame[5], o->frame_tlbc_index, 3);
+	n = walk(64, err, sizeof(err));
+	assert_int_equal(n, NTHREADS);
+	assert_string_equal(err, "");
+	for (int i = 0; i < n; i++) {
+		assert_null(th[i].error);
+		assert_int_equal(th[i].depth, 2);
+	}
+	assert_int_equal(th[0].frames[1].offset, 2);
+	assert_int_equal(th[1].frames[0].offset, 4);
+	assert_int_equal(th[1].frames[1].offset, 6);
+	/* not found: the frame is kept, its offset unknown (-2, as before the first instruction) */
+	assert_int_equal(th[2].frames[0].offset, -2);
+	assert_int_equal(th[2].frames[1].offset, -2);
+	assert_int_equal(th[2].frames[1].code, addr(F->code[1]));
+	tb_walk_free(th, n);
+
+	/* hostile indexes and arrays: negative, huge, a size that lies, an unreadable array */
+	static const struct { int32_t idx; uint64_t size, arr; } bad[] = {
+		{ -1, 3, 1 }, { INT32_MIN, 3, 1 }, { INT32_MAX, 3, 1 }, { 2, (uint64_t)-1, 1 },
+		{ 2, 0, 1 }, { 2, 3, 4096 },
+	};
+	for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+		F->tlbc[3][0] = bad[b].size;
+		put64(F->code[3], o->code_tlbc, bad[b].arr == 1 ? addr(F->tlbc[3]) : bad[b].arr);
+		put32(F->frame[3], o->frame_tlbc_index, (uint32_t)bad[b].idx);
+		n = walk(64, err, sizeof(err));
+		assert_int_equal(n, NTHREADS);
+		assert_int_equal(th[1].depth, 2);
+		assert_int_equal(th[1].frames[0].offset, 4);   /* frame 2 still on its copy */
+		assert_int_equal(th[1].frames[1].offset, -2);
+		tb_walk_free(th, n);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +313,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_walk_frame_cycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_thread_cycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_deep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_tlbc, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@ struct tb_sampler {
 	int ncpus;
 	struct tb_profile *prof;
 	struct tb_watch *watch;
+	int note_no_gil;
 };
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -81,6 +82,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 		return NULL;
 	s->prof = prof;
 	s->watch = watch;
+	s->note_no_gil = o->note_no_gil;
 	libbpf_set_print(silent_print);
 	s->skel = tachyon_bpf__open();
 	if (!s->skel) {
@@ -161,9 +163,20 @@ int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t)
 {
 	struct tb_proc p;
 	__u32 key = (__u32)t->pid;
+	char version[32];
 
 	tb_target_to_proc(t, &p);
-	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
+	if (bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY))
+		return -1;
+	/* --mode gil keeps the samples of GIL holders. A free-threaded process has no GIL
+	 * (unless something enables it at run time: then it is read as on a default build):
+	 * its threads run Python at once, as holders do, so its samples are kept (flagged
+	 * TB_F_NO_GIL by the BPF program, kept by the profile's mode). */
+	if (s->note_no_gil && t->layout.free_threaded)
+		fprintf(stderr, "tachyon-bpf: --mode gil: pid %d (%s) has no GIL: its threads run Python in parallel, "
+			"so all its on-CPU samples are kept\n", (int)t->pid,
+			tb_layout_version_str(&t->layout, version, sizeof(version)));
+	return 0;
 }
 
 int tb_sampler_follow(struct tb_sampler *s, pid_t pid)

@@ -18,6 +18,7 @@ struct tb_sampler_opts {
 	int floor;            /* attach the empty floor program instead (benchmarks) */
 	int follow_mode;      /* TB_FOLLOW_* */
 	int wall;             /* also record off-CPU time at scheduler switches */
+	int note_no_gil;      /* --mode gil: say of each free-threaded target that it has no GIL */
 	const char *cgroup;   /* only tasks below this cgroup v2 directory, or NULL */
 };
 
@@ -27,7 +28,8 @@ struct tb_sampler_opts {
  * failure (not root, no BPF, ...). */
 struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
 				   struct tb_watch *watch, char *err, size_t errlen);
-/* Start sampling a discovered process. 0 ok. */
+/* Start sampling a discovered process (with note_no_gil, one line on stderr if it is
+ * free-threaded). 0 ok. */
 int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t);
 /* Follow the children of pid (--subprocesses). */
 int tb_sampler_follow(struct tb_sampler *s, pid_t pid);

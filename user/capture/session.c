@@ -357,6 +357,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		.bench_walk = (int)o->bench_walk, .cpu = o->cpu, .floor = o->floor,
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 		.wall = o->mode == TB_MODE_WALL,
+		.note_no_gil = o->mode == TB_MODE_GIL && !o->quiet,
 		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
 	};
 

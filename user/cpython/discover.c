@@ -142,6 +142,13 @@ static int load_layout(struct tb_target *t, uint32_t hex, char *err, size_t errl
 			snprintf(err, errlen, "pid %d: the Python runtime is not readable (yet)", (int)t->pid);
 			return 1;
 		}
+		/* the loader maps the whole file first, the data segment over it later: until
+		 * then _PyRuntime's address holds other bytes of the file (no cookie yet) */
+		if (memcmp(buf, "xdebugpy", 8) != 0) {
+			snprintf(err, errlen, "pid %d: no \"xdebugpy\" cookie at _PyRuntime+0 (its data is not mapped yet, or it is not CPython 3.13+)",
+				 (int)t->pid);
+			return 1;
+		}
 		return tb_layout_from_debug_offsets(buf, dsize, &t->layout, err, errlen);
 	}
 	if (tb_layout_builtin(hex, &t->layout)) {
@@ -222,7 +229,6 @@ void tb_target_to_proc(const struct tb_target *t, struct tb_proc *p)
 	p->off.gil_locked = l->runtime_gil_locked != TB_NO_OFFSET ?
 		(__u16)(l->runtime_gil_locked - l->runtime_gil_holder + 8) : l->gil_locked;
 	p->off.interp_ceval_gil = l->interp_ceval_gil;
+	p->off.gil_enabled = l->gil_enabled; /* free-threaded: the GIL is read only while enabled */
 	p->off.interp_gc_collecting = l->interp_gc_collecting;
-	if (l->free_threaded)
-		p->off.runtime_gil = p->off.interp_ceval_gil = TB_NO_OFFSET;
 }

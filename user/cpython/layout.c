@@ -84,6 +84,7 @@ static const struct read_field {
 	{ TB_READ_FRAME, 8, ANY_FRAME, AT(bpf.frame_previous), "interpreter_frame.previous" },
 	{ TB_READ_FRAME, 8, ANY_FRAME, AT(bpf.frame_instr), "interpreter_frame.instr_ptr" },
 	{ TB_READ_FRAME, 1, ANY_FRAME, AT(bpf.frame_owner), "interpreter_frame.owner" },
+	{ TB_READ_FRAME, 4, ANY_FRAME, AT(bpf.frame_tlbc_index), "interpreter_frame.tlbc_index" },
 	{ TB_READ_CODE_HEAD, 8, ANY_FRAME, AT(bpf.object_type), "pyobject.ob_type" },
 	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_firstlineno), "code_object.firstlineno" },
 	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_argcount), "code_object.argcount" },
@@ -105,6 +106,7 @@ static const struct read_field {
 	{ TB_READ_STR, 8, ANY_FRAME, AT(unicode_compact_data), "unicode_object.compactunicodeobject_size" },
 	{ TB_READ_GIL, 4, ANY_FRAME, AT(gil_locked), "gil_runtime_state.locked" },
 	{ TB_READ_GIL, 8, ANY_FRAME, AT(gil_holder), "gil_runtime_state.last_holder" },
+	{ TB_READ_GIL, 4, ANY_FRAME, AT(gil_enabled), "gil_runtime_state.enabled" },
 };
 
 /* The offset a row names in l, or TB_NO_OFFSET when the row does not apply. */
@@ -290,10 +292,11 @@ static uint16_t opt_off(const unsigned char *buf, uint16_t pos, uint64_t struct_
 }
 
 /* sys.modules and the type fields that locate instance attributes. 3.13/3.14 list
- * neither tp_basicsize/tp_dictoffset nor ht_cached_keys: default-build values (def) then. */
+ * neither tp_basicsize/tp_dictoffset nor ht_cached_keys: default-build values (def) then,
+ * moved by shift (the free-threaded object header's 16 more bytes: a type object is one). */
 static void thread_name_fields(struct tb_layout *l, const unsigned char *buf,
 			       const struct tb_debug_positions *p, const struct tb_layout *def,
-			       uint64_t interp_size)
+			       uint64_t interp_size, unsigned shift)
 {
 	uint64_t type_size = get_u64(buf, p->type_size);
 	uint64_t heap_size = p->heaptype_size ? get_u64(buf, p->heaptype_size) : 0;
@@ -310,10 +313,10 @@ static void thread_name_fields(struct tb_layout *l, const unsigned char *buf,
 		l->type_dictoffset = opt_off(buf, p->type_dictoffset, type_size, 8, 0);
 		/* ht_cached_keys follows the PyTypeObject that a heap type starts with */
 		l->heaptype_cached_keys = opt_off(buf, p->heaptype_cached_keys, heap_size, 8, type_size);
-	} else if (!l->free_threaded) {
-		l->type_basicsize = def->type_basicsize;
-		l->type_dictoffset = def->type_dictoffset;
-		l->heaptype_cached_keys = def->heaptype_cached_keys;
+	} else {
+		l->type_basicsize = (uint16_t)(def->type_basicsize + shift);
+		l->type_dictoffset = (uint16_t)(def->type_dictoffset + shift);
+		l->heaptype_cached_keys = (uint16_t)(def->heaptype_cached_keys + shift);
 	}
 }
 
@@ -323,6 +326,7 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	struct dbg_reader r = { .buf = buf, .err = err, .errlen = errlen, .failed = 0 };
 	const struct tb_debug_positions *p;
 	struct tb_layout l, def;  /* def: the default build's, for what the debug offsets lack */
+	const struct tb_ft_facts *fts;  /* the free-threaded build's, NULL for a default one */
 	uint64_t version, ft;
 	unsigned major, minor, level;
 	char known[64];
@@ -369,8 +373,10 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 		fail(&r, "_Py_DebugOffsets free_threaded = %llu is neither 0 nor 1.", (unsigned long long)ft);
 		return -1;
 	}
-	if (ft && !tb_pyversion(minor)->free_threaded_ok) {
-		fail(&r, "free-threaded 3.%ut is not supported yet (per-thread bytecode is not walked).", minor);
+	fts = ft ? tb_pyversion(minor)->ft : NULL;
+	if (ft && !fts) {
+		fail(&r, "free-threaded 3.%ut is not supported (what its build changes beyond _Py_DebugOffsets is unknown).",
+		     minor);
 		return -1;
 	}
 
@@ -412,7 +418,7 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	b->frame_kind = TB_FRAME_INTERP;
 	b->owner_skip_min = def.bpf.owner_skip_min;
 	b->owner_cstack = def.bpf.owner_cstack;
-	b->code_tag_mask = def.bpf.code_tag_mask;
+	b->code_tag_mask = fts ? fts->code_tag_mask : def.bpf.code_tag_mask;
 
 	l.code_filename = rd_off(&r, p->code_filename, "code_object.filename", 8, code_size, 8);
 	l.code_name = rd_off(&r, p->code_name, "code_object.name", 8, code_size, 8);
@@ -435,10 +441,11 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	else if (!r.failed)
 		/* PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (3.12+). */
 		l.unicode_compact_data = l.unicode_ascii_data + 16;
-	/* state bits: interned 0-1, kind 2-4, compact 5, ascii 6 (3.12-3.15 default, 3.13t). */
-	l.unicode_kind_shift = 2;
-	l.unicode_compact_bit = 5;
-	l.unicode_ascii_bit = 6;
+	/* state bits: interned 0-1, kind 2-4, compact 5, ascii 6 (3.12-3.15 default, 3.13t);
+	 * 3.14t+: interned is a whole byte, the rest moves by 6 bits. */
+	l.unicode_kind_shift = fts ? fts->unicode_kind_shift : def.unicode_kind_shift;
+	l.unicode_compact_bit = fts ? fts->unicode_compact_bit : def.unicode_compact_bit;
+	l.unicode_ascii_bit = fts ? fts->unicode_ascii_bit : def.unicode_ascii_bit;
 	if (r.failed)
 		return -1;
 
@@ -475,6 +482,19 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	}
 	l.code_size = (uint16_t)code_size;
 
+	/* thread-local bytecode: the frame's copy is co_tlbc->entries[tlbc_index] */
+	b->frame_tlbc_index = b->code_tlbc = NO;
+	if (fts && fts->tlbc) {
+		b->frame_tlbc_index = rd_off(&r, p->frame_tlbc_index, "interpreter_frame.tlbc_index", 4, frame_size, 4);
+		b->code_tlbc = rd_off(&r, p->code_tlbc, "code_object.co_tlbc", 8, code_size, 8);
+		/* 0 is what a build without them says (the struct's first field is another) */
+		if (!b->frame_tlbc_index || !b->code_tlbc)
+			fail(&r, "_Py_DebugOffsets of free-threaded 3.%ut lack interpreter_frame.tlbc_index or code_object.co_tlbc (thread-local bytecode).",
+			     minor);
+	}
+	if (r.failed)
+		return -1;
+
 	/* GIL: the interpreter's own _gil, given as absolute offsets in PyInterpreterState. */
 	l.runtime_gil_locked = NO;
 	l.runtime_gil_holder = NO;
@@ -491,6 +511,19 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 			     (unsigned long long)gs, (unsigned long long)lk, (unsigned long long)hd);
 		l.gil_locked = r.failed ? NO : (uint16_t)(lk - gs);
 		l.gil_holder = r.failed ? NO : (uint16_t)(hd - gs);
+		/* free-threaded: `enabled` (an int), given inside the GIL struct, not the interpreter */
+		l.gil_enabled = NO;
+		if (ft && !r.failed) {
+			uint64_t en = get_u64(buf, p->interp_gil_enabled);
+
+			if (en % 4 || en + 4 > MAX_GIL_STRUCT || gs + en + 4 > interp_size ||
+			    (en < l.gil_locked + 4u && l.gil_locked < en + 4) ||
+			    (en < l.gil_holder + 8u && l.gil_holder < en + 4))
+				fail(&r, "_Py_DebugOffsets gil_runtime_state_enabled = %llu is out of range or overlaps the GIL's other fields.",
+				     (unsigned long long)en);
+			else
+				l.gil_enabled = (uint16_t)en;
+		}
 	}
 	l.tstate_native_thread_id = rd_off(&r, p->tstate_native_thread_id, "thread_state.native_thread_id", 8,
 					   tstate_size, 8);
@@ -508,7 +541,7 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	l.stackitem_exc_value = 0;
 	if (r.failed)
 		return -1;
-	thread_name_fields(&l, buf, p, &def, interp_size);
+	thread_name_fields(&l, buf, p, &def, interp_size, shift);
 	{
 		char why[160];
 

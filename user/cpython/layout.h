@@ -29,6 +29,7 @@ struct tb_layout {
 	uint16_t runtime_gil_locked, runtime_gil_holder;   /* <=3.11: offsets in _PyRuntime; TB_NO_OFFSET after */
 	uint16_t interp_ceval_gil;                         /* 3.12+: interp -> struct _gil_runtime_state* */
 	uint16_t gil_locked, gil_holder;                   /* 3.12+: offsets inside struct _gil_runtime_state */
+	uint16_t gil_enabled;                              /* free-threaded: `enabled` inside it (0: no GIL) */
 	uint16_t tstate_native_thread_id;                  /* TB_NO_OFFSET on 3.10 */
 	uint16_t tstate_interp, tstate_exc_info, stackitem_exc_value; /* exception being handled */
 	uint16_t interp_gc_collecting;                     /* absolute offset in PyInterpreterState of gc.collecting, or TB_NO_OFFSET */
@@ -44,12 +45,13 @@ struct tb_debug_positions {
 	uint16_t total;                 /* sizeof(_Py_DebugOffsets) */
 	uint16_t runtime_size, runtime_interp_head;
 	uint16_t interp_size, interp_next, interp_threads_head, interp_gc, interp_ceval_gil,
-		 interp_gil_state, interp_gil_locked, interp_gil_holder;
+		 interp_gil_state, interp_gil_enabled, interp_gil_locked, interp_gil_holder;
 	uint16_t tstate_size, tstate_next, tstate_interp, tstate_current_frame, tstate_thread_id,
 		 tstate_native_thread_id;
-	uint16_t frame_size, frame_previous, frame_executable, frame_instr_ptr, frame_owner;
+	uint16_t frame_size, frame_previous, frame_executable, frame_instr_ptr, frame_owner,
+		 frame_tlbc_index /* 3.14+ */;
 	uint16_t code_size, code_filename, code_name, code_qualname, code_linetable,
-		 code_firstlineno, code_argcount, code_adaptive;
+		 code_firstlineno, code_argcount, code_adaptive, code_tlbc /* 3.14+ */;
 	uint16_t pyobject_size, pyobject_ob_type;
 	uint16_t bytes_size, bytes_ob_size, bytes_ob_sval;
 	uint16_t unicode_size, unicode_state, unicode_length, unicode_ascii_size,

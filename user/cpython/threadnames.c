@@ -7,7 +7,8 @@
  * 3.12 a tagged dict-or-values word before the header; 3.13+ a managed dict pointer before
  * the header, else values inline at tp_basicsize with keys from ht_cached_keys.
  * Offsets: struct tb_layout (interp_modules, type_*; from _Py_DebugOffsets on 3.13+) and
- * the version's struct tb_thread_objects (its row in versions.c).
+ * the version's struct tb_thread_objects (its row in versions.c; the free-threaded build's
+ * own, whose objects have a 16 bytes larger header and the managed dict right before it).
  *
  * The target keeps running: every pointer, count and string is untrusted. Loops and copies
  * are bounded, int keys are cross-checked against their cached hash, strings and ints
@@ -29,6 +30,7 @@
 #define MAX_DICT_ENTRIES (1 << 16)  /* entries copied out of one dict */
 #define MAX_TYPE_READ    1024       /* bytes of a type object read */
 #define MAX_TYPES        8          /* type objects cached per call */
+#define OBJ_HEAD_MAX     64         /* bytes of a dict or int header read: the fields used fit */
 #define ATTEMPTS         3          /* re-reads when _active changed during the walk */
 
 /* type flags, identical in 3.10-3.15 */
@@ -265,7 +267,7 @@ static int values_attach(struct walk *w, uint64_t pv, int check_valid, struct di
 static int dict_read(struct walk *w, uint64_t dict, struct dict_view *d)
 {
 	const struct tb_thread_objects *m = w->m;
-	unsigned char h[48];
+	unsigned char h[OBJ_HEAD_MAX];
 	uint64_t keys, values;
 
 	memset(d, 0, sizeof(*d));
@@ -359,7 +361,7 @@ static int values_find(struct walk *w, uint64_t keys, uint64_t pv, int check_val
 
 /* ---------------------------------------------------- instance attributes */
 
-#define PRE 32  /* pre-header bytes read before an object (3.11+): values, dict, GC head */
+#define PRE 32  /* pre-header bytes kept before an object (3.11+): values, dict, GC head */
 
 /* Find instance attribute name of the object at obj: as dict_find. */
 static int attr_find(struct walk *w, uint64_t obj, const char *name, uint64_t *value)
@@ -367,12 +369,13 @@ static int attr_find(struct walk *w, uint64_t obj, const char *name, uint64_t *v
 	const struct tb_thread_objects *m = w->m;
 	const struct type_info *tp;
 	struct type_info t;             /* a copy: the cache slot may be reused */
-	unsigned char pre[PRE + 16];
-	unsigned base = m->inst == TB_INST_DICTOFFSET ? PRE : 0;  /* 3.10: no pre-header */
+	unsigned char pre[PRE + OBJ_HEAD_MAX];
+	/* from the lowest pre-header word used (3.10: none) to the end of ob_type */
+	int lo = m->inst == TB_INST_DICTOFFSET ? 0 : m->obj_values < m->obj_dict ? m->obj_values : m->obj_dict;
+	unsigned from = (unsigned)(PRE + lo), to = PRE + w->l->bpf.object_type + 8u;
 	uint64_t word, dict;
 
-	/* the object header, and for 3.11+ the pre-header words before it */
-	if (rd(w, obj - PRE + base, pre + base, sizeof(pre) - base))
+	if (rd(w, obj - PRE + from, pre + from, to - from))
 		return -1;
 	tp = type_get(w, get_u64(pre, PRE + w->l->bpf.object_type));
 	if (!tp)
@@ -412,7 +415,7 @@ static int attr_find(struct walk *w, uint64_t obj, const char *name, uint64_t *v
 static int read_ident(struct walk *w, uint64_t addr, uint64_t *out)
 {
 	const struct tb_thread_objects *m = w->m;
-	unsigned char b[48];
+	unsigned char b[OBJ_HEAD_MAX];
 	int64_t ndigits;
 	uint64_t v = 0;
 
@@ -525,7 +528,7 @@ static void add_thread(struct walk *w, const struct dict_view *d, uint64_t i, st
 /* Did the dict at addr change (size, version, keys or values; not its refcount) since h? */
 static int dict_changed(struct walk *w, uint64_t addr, const unsigned char *h, size_t len)
 {
-	unsigned char now[48];
+	unsigned char now[OBJ_HEAD_MAX];
 	unsigned skip = w->l->bpf.object_type + 8u;  /* the PyObject header */
 
 	return rd(w, addr, now, len) || memcmp(now + skip, h + skip, len - skip) != 0;
@@ -535,7 +538,7 @@ static int dict_changed(struct walk *w, uint64_t addr, const unsigned char *h, s
 static int read_names(struct walk *w, uint64_t runtime, struct tb_pyname *out, int max, int *stable)
 {
 	const struct tb_thread_objects *m = w->m;
-	unsigned char h[48];
+	unsigned char h[OBJ_HEAD_MAX];
 	size_t hlen = m->dict_values + 8u;
 	struct dict_view d;
 	uint64_t active;
@@ -554,6 +557,16 @@ static int read_names(struct walk *w, uint64_t runtime, struct tb_pyname *out, i
 	return n;
 }
 
+/* Do the fields read of dicts, ints and object headers fit their buffers, and does the object
+ * header (ob_type) agree with the layout's? */
+static int objects_fit(const struct tb_thread_objects *m, const struct tb_layout *l)
+{
+	return l->bpf.object_type + 8u <= m->module_dict && m->dict_keys + 8u <= OBJ_HEAD_MAX &&
+	       m->dict_values + 8u <= OBJ_HEAD_MAX && l->bpf.object_type + 8u <= m->dict_keys &&
+	       m->long_digit + 12u <= OBJ_HEAD_MAX && l->bpf.object_type + 8u <= m->long_size &&
+	       m->obj_dict >= -PRE && m->obj_values >= -PRE && l->bpf.object_type + 8u <= OBJ_HEAD_MAX;
+}
+
 int tb_python_thread_names(pid_t pid, const struct tb_layout *l, uint64_t runtime_addr,
 			   struct tb_pyname *out, int max)
 {
@@ -561,18 +574,18 @@ int tb_python_thread_names(pid_t pid, const struct tb_layout *l, uint64_t runtim
 	struct walk w;
 	int n = -1, stable = 0;
 
-	if (!l || !out || max < 0 || l->free_threaded || l->major != 3 || !(v = tb_pyversion(l->minor)))
+	if (!l || !out || max < 0 || l->major != 3 || !(v = tb_pyversion(l->minor)))
 		return -1;
 	memset(&w, 0, sizeof(w));
 	w.pid = pid;
 	w.l = l;
-	w.m = v->threads;
-	if (!w.m || l->interp_modules == NO || l->type_flags == NO || l->type_basicsize == NO ||
+	w.m = l->free_threaded ? (v->ft ? v->ft->threads : NULL) : v->threads;
+	if (!w.m || !objects_fit(w.m, l) || l->interp_modules == NO || l->type_flags == NO || l->type_basicsize == NO ||
 	    l->type_dictoffset == NO || l->heaptype_cached_keys == NO ||
 	    l->heaptype_cached_keys + 8u > MAX_TYPE_READ || l->type_flags + 8u > MAX_TYPE_READ ||
 	    l->type_basicsize + 8u > MAX_TYPE_READ || l->type_dictoffset + 8u > MAX_TYPE_READ ||
 	    l->unicode_ascii_data > 64 || l->unicode_length + 8u > l->unicode_ascii_data ||
-	    l->unicode_state + 4u > l->unicode_ascii_data || l->bpf.object_type != 8)
+	    l->unicode_state + 4u > l->unicode_ascii_data)
 		return -1;
 	w.reads_left = MAX_READS;
 	w.bytes_left = MAX_BYTES;

@@ -15,9 +15,10 @@ enum tb_inst_kind {
 	TB_INST_INLINE,      /* 3.13+: dict at obj + obj_dict, else values at obj + tp_basicsize */
 };
 
-/* Object layouts that _Py_DebugOffsets does not describe (default builds), measured with
- * offsetof() from the headers (3.10's PyDictKeysObject, private to Objects/dict-common.h,
- * from libpython3.10's DWARF). TB_NO_OFFSET: no such field in this version. */
+/* Object layouts that _Py_DebugOffsets does not describe (default builds, and the
+ * free-threaded builds' own), measured with offsetof() from the headers (3.10's
+ * PyDictKeysObject, private to Objects/dict-common.h, from libpython3.10's DWARF).
+ * TB_NO_OFFSET: no such field in this version. */
 struct tb_thread_objects {
 	uint8_t inst;                /* enum tb_inst_kind */
 	uint8_t keys_log2;           /* 1: dk_log2_size, dk_log2_index_bytes, dk_kind (3.11+); 0: dk_size */
@@ -44,7 +45,8 @@ struct tb_pyname {
  * thread and dummy threads of foreign threads) of the main interpreter of pid, whose
  * _PyRuntime is at runtime_addr and layout l. Returns how many were written to out (<= max;
  * 0 when threading was never imported), or -1 if they could not be read (not CPython, not
- * initialized or finalizing, free-threaded build, memory unreadable). Everything read is
+ * initialized or finalizing, a free-threaded build the version's row does not describe,
+ * memory unreadable). Default and free-threaded builds alike. Everything read is
  * untrusted: loops and strings are bounded, and so are the reads and bytes copied per call
  * (20000 reads, 16 MiB; the tests take about 0.5 ms a call). Keeps no state between calls. */
 int tb_python_thread_names(pid_t pid, const struct tb_layout *l, uint64_t runtime_addr,

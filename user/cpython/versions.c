@@ -1,7 +1,7 @@
 /* versions.c: one row per supported CPython minor version with everything the agent knows
  * of it: the default build's offsets (measured with offsetof() from its headers), where the
- * fields sit in its _Py_DebugOffsets (3.13+), its line-table format, the objects read for
- * thread names, and its generated opcode table. Sources, differences between versions and
+ * fields sit in its _Py_DebugOffsets (3.13+), what its free-threaded build adds (3.13+), its
+ * line-table format, the objects read for thread names, and its generated opcode table. Sources, differences between versions and
  * the checklist for adding one: docs/cpython-layouts.md.
  */
 #include <stddef.h>
@@ -20,11 +20,13 @@ extern const struct tb_opcode_table tb_opcodes_3_10, tb_opcodes_3_11, tb_opcodes
 
 /* Offsets every default build 3.10-3.15 shares: the object headers (PyObject, PyVarObject,
  * PyBytesObject, PyASCIIObject length/state and its state bits, PyTypeObject) and the
- * thread state's links. The user-space copies of code_firstlineno, code_argcount,
- * code_version, code_adaptive and bytes_sval are taken from .bpf (tb_layout_builtin). */
+ * thread state's links; no default build has thread-local bytecode or a GIL that can be
+ * disabled. The user-space copies of code_firstlineno, code_argcount, code_version,
+ * code_adaptive and bytes_sval are taken from .bpf (tb_layout_builtin). */
 #define EVERY_VERSION_BPF \
-	.tstate_next = 8, .object_type = 8, .bytes_sval = 32
+	.tstate_next = 8, .object_type = 8, .bytes_sval = 32, .frame_tlbc_index = NO, .code_tlbc = NO
 #define EVERY_VERSION \
+	.gil_enabled = NO, \
 	.bytes_size = 16, .unicode_length = 16, .unicode_state = 32, \
 	.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6, \
 	.type_flags = 168, .type_basicsize = 32, .type_dictoffset = 288, .tstate_interp = 16
@@ -61,6 +63,34 @@ static const struct tb_thread_objects objects_3_12 = {
 static const struct tb_thread_objects objects_3_13 = {
 	OBJECTS_EVERY_VERSION, KEYS_LOG2, .inst = TB_INST_INLINE, .long_tagged = 1,
 	.values_values = 8, .values_capacity = 0, .values_valid = 3, .obj_values = 0, .obj_dict = -24,
+};
+
+/* Free-threaded 3.13t, 3.14t and 3.15t (offsetof() from their headers with Py_GIL_DISABLED):
+ * every object field 16 bytes further (ob_tid, the split reference counts and the per-object
+ * lock before ob_type), the managed dict one word before the object (no GC head before it),
+ * the dict keys, entries and split values as in the default build. */
+static const struct tb_thread_objects objects_3_13t = {
+	.inst = TB_INST_INLINE, .long_tagged = 1, KEYS_LOG2,
+	.module_dict = 32, .dict_keys = 48, .dict_values = 56,
+	.entry_size = 24, .entry_hash = 0, .entry_key = 8, .entry_value = 16,
+	.long_size = 32, .long_digit = 40,
+	.values_values = 8, .values_capacity = 0, .values_valid = 3, .obj_values = 0, .obj_dict = -8,
+};
+
+/* The t builds: 3.13t has no thread-local bytecode (it does not specialize); 3.14t tags
+ * f_executable with one bit (Py_TAG_DEFERRED), 3.15t with Py_TAG_BITS = 3 as the default;
+ * from 3.14t a str's `interned` state is a byte of its own, moving the other state bits. */
+static const struct tb_ft_facts ft_3_13 = {
+	.code_tag_mask = 0, .tlbc = 0, .threads = &objects_3_13t,
+	.unicode_kind_shift = 2, .unicode_compact_bit = 5, .unicode_ascii_bit = 6,
+};
+static const struct tb_ft_facts ft_3_14 = {
+	.code_tag_mask = 1, .tlbc = 1, .threads = &objects_3_13t,
+	.unicode_kind_shift = 8, .unicode_compact_bit = 11, .unicode_ascii_bit = 12,
+};
+static const struct tb_ft_facts ft_3_15 = {
+	.code_tag_mask = 3, .tlbc = 1, .threads = &objects_3_13t,
+	.unicode_kind_shift = 8, .unicode_compact_bit = 11, .unicode_ascii_bit = 12,
 };
 
 static const struct tb_pyversion versions[] = {
@@ -127,9 +157,9 @@ static const struct tb_pyversion versions[] = {
 			.interp_gc_collecting = 312, .interp_modules = 944, .heaptype_cached_keys = 880,
 		},
 	},
-	{ /* 3.13: tstate->current_frame; _Py_DebugOffsets; the t build is walked (no per-thread bytecode) */
+	{ /* 3.13: tstate->current_frame; _Py_DebugOffsets; the t build has no per-thread bytecode */
 		.minor = 13, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_13,
-		.free_threaded_ok = 1,
+		.ft = &ft_3_13,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_INTERP,
@@ -153,7 +183,7 @@ static const struct tb_pyversion versions[] = {
 			.runtime_size = 24, .runtime_interp_head = 40,
 			.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 80,
 			.interp_imports_modules = 88, .interp_ceval_gil = 112, .interp_gil_state = 120,
-			.interp_gil_locked = 136, .interp_gil_holder = 144,
+			.interp_gil_enabled = 128, .interp_gil_locked = 136, .interp_gil_holder = 144,
 			.tstate_size = 152, .tstate_next = 168, .tstate_interp = 176, .tstate_current_frame = 184,
 			.tstate_thread_id = 192, .tstate_native_thread_id = 200,
 			.frame_size = 224, .frame_previous = 232, .frame_executable = 240, .frame_instr_ptr = 248,
@@ -166,8 +196,10 @@ static const struct tb_pyversion versions[] = {
 			.gc_size = 568, .gc_collecting = 576,
 		},
 	},
-	{ /* 3.14: f_executable is a tagged _PyStackRef; owner >= 3 (INTERPRETER) skipped, CSTACK = 4 */
+	{ /* 3.14: f_executable is a tagged _PyStackRef; owner >= 3 (INTERPRETER) skipped, CSTACK = 4;
+	   * the t build runs each thread on its own copy of the bytecode (co_tlbc) */
 		.minor = 14, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_14,
+		.ft = &ft_3_14,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_INTERP,
@@ -191,13 +223,14 @@ static const struct tb_pyversion versions[] = {
 			.runtime_size = 24, .runtime_interp_head = 40,
 			.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 88,
 			.interp_imports_modules = 96, .interp_ceval_gil = 120, .interp_gil_state = 128,
-			.interp_gil_locked = 144, .interp_gil_holder = 152,
+			.interp_gil_enabled = 136, .interp_gil_locked = 144, .interp_gil_holder = 152,
 			.tstate_size = 176, .tstate_next = 192, .tstate_interp = 200, .tstate_current_frame = 208,
 			.tstate_thread_id = 216, .tstate_native_thread_id = 224,
 			.frame_size = 248, .frame_previous = 256, .frame_executable = 264, .frame_instr_ptr = 272,
-			.frame_owner = 288,
+			.frame_owner = 288, .frame_tlbc_index = 304,
 			.code_size = 312, .code_filename = 320, .code_name = 328, .code_qualname = 336,
 			.code_linetable = 344, .code_firstlineno = 352, .code_argcount = 360, .code_adaptive = 384,
+			.code_tlbc = 392,
 			.pyobject_size = 400, .pyobject_ob_type = 408, .type_size = 416, .type_flags = 440,
 			.bytes_size = 592, .bytes_ob_size = 600, .bytes_ob_sval = 608,
 			.unicode_size = 616, .unicode_state = 624, .unicode_length = 632, .unicode_ascii_size = 640,
@@ -206,6 +239,7 @@ static const struct tb_pyversion versions[] = {
 	},
 	{ /* 3.15: owner >= 3 skipped (CSTACK removed), chain ends at the base_frame sentinel */
 		.minor = 15, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_15,
+		.ft = &ft_3_15,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_INTERP,
@@ -229,13 +263,14 @@ static const struct tb_pyversion versions[] = {
 			.runtime_size = 24, .runtime_interp_head = 40,
 			.interp_size = 48, .interp_next = 64, .interp_threads_head = 72, .interp_gc = 88,
 			.interp_imports_modules = 96, .interp_ceval_gil = 120, .interp_gil_state = 128,
-			.interp_gil_locked = 144, .interp_gil_holder = 152,
+			.interp_gil_enabled = 136, .interp_gil_locked = 144, .interp_gil_holder = 152,
 			.tstate_size = 176, .tstate_next = 192, .tstate_interp = 200, .tstate_current_frame = 208,
 			.tstate_thread_id = 240, .tstate_native_thread_id = 248,
 			.frame_size = 312, .frame_previous = 320, .frame_executable = 328, .frame_instr_ptr = 336,
-			.frame_owner = 352,
+			.frame_owner = 352, .frame_tlbc_index = 368,
 			.code_size = 376, .code_filename = 384, .code_name = 392, .code_qualname = 400,
 			.code_linetable = 408, .code_firstlineno = 416, .code_argcount = 424, .code_adaptive = 448,
+			.code_tlbc = 456,
 			.pyobject_size = 464, .pyobject_ob_type = 472, .type_size = 480, .type_flags = 504,
 			.type_basicsize = 512, .type_dictoffset = 520, .heaptype_size = 528, .heaptype_cached_keys = 536,
 			.bytes_size = 688, .bytes_ob_size = 696, .bytes_ob_sval = 704,

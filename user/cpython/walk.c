@@ -1,9 +1,12 @@
 /* walk.c: reads every thread's frame chain out of a running process
  * (process_vm_readv, no stop), with the layout the BPF walker uses: shim
- * frames skipped, code objects type-checked. Everything read is the target's:
- * each struct is read into a fixed buffer with the sizes of layout.c's read
- * table (never a size the target declares), every list and chain is bounded
- * and watched for loops, and one walk makes a bounded number of reads. */
+ * frames skipped, code objects type-checked, a free-threaded thread's own
+ * copy of the bytecode mapped back to its code object's offsets (thread-local
+ * bytecode, 3.14t+), no GIL holder where the GIL is disabled. Everything read
+ * is the target's: each struct is read into a fixed buffer with the sizes of
+ * layout.c's read table (never a size the target declares), every list and
+ * chain is bounded and watched for loops, and one walk makes a bounded number
+ * of reads. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -84,12 +87,39 @@ static void add_frame(struct tb_uthread *th, uint32_t *cap, uint64_t code, int64
 	th->depth++;
 }
 
+/* The last thread-local bytecode looked up: which code object's copy idx starts where. */
+struct tlbc_seen {
+	uint64_t code, start;
+	int32_t idx;
+};
+
+/* Where the bytecode of the frame in fb starts: the code object's own, or for a
+ * tlbc_index other than 0 entry tlbc_index of co_tlbc = {size, entries[]} (3.14t+).
+ * 0 when it cannot be read or the index is not inside the array. */
+static uint64_t bytecode_start(struct walk *w, const unsigned char *fb, uint64_t code, struct tlbc_seen *seen)
+{
+	const struct tb_py_offsets *o = &w->t->layout.bpf;
+	uint64_t arr, size, entry, start = 0;
+	int32_t idx;
+
+	if (o->frame_tlbc_index == TB_NO_OFFSET || !(idx = (int32_t)rd32(fb, o->frame_tlbc_index)))
+		return code + o->code_adaptive;
+	if (seen->code == code && seen->idx == idx)
+		return seen->start;
+	if (idx > 0 && !rd64_at(w, code + o->code_tlbc, &arr) && arr && !rd64_at(w, arr, &size) &&
+	    (int64_t)size > idx && !rd64_at(w, arr + 8 + 8 * (uint64_t)idx, &entry))
+		start = entry;
+	*seen = (struct tlbc_seen){ code, start, idx };
+	return start;
+}
+
 static void walk_frames(struct walk *w, uint64_t frame, struct tb_uthread *th, int max_depth)
 {
 	const struct tb_target *t = w->t;
 	const struct tb_py_offsets *o = &t->layout.bpf;
 	unsigned char fb[TB_FRAME_BUF], cb[TB_CODE_BUF];
 	struct loop_watch loop = { 0 };
+	struct tlbc_seen seen = { 0 };
 	uint32_t cap = 0;
 	int steps = 0;
 
@@ -133,8 +163,10 @@ static void walk_frames(struct walk *w, uint64_t frame, struct tb_uthread *th, i
 
 			offset = lasti < 0 ? -2 : (int64_t)lasti * 2;
 		} else {
+			uint64_t start = bytecode_start(w, fb, code, &seen);
+
 			instr = rd64(fb, o->frame_instr);
-			offset = (int64_t)(instr - (code + o->code_adaptive));
+			offset = start ? (int64_t)(instr - start) : -3; /* -3: unknown, as out of range */
 		}
 		if (offset < -2 || offset > 0x7fffffff)
 			offset = -2;
@@ -170,8 +202,14 @@ static int gil_holder(struct walk *w, uint64_t interp, uint64_t *holder)
 		    rd(w, t->runtime_addr + l->runtime_gil_locked, &locked, 4))
 			return -1;
 	} else if (l->interp_ceval_gil != TB_NO_OFFSET) {
+		int32_t enabled = 1;
+
 		if (rd64_at(w, interp + l->interp_ceval_gil, &gil) || !gil ||
-		    rd64_at(w, gil + l->gil_holder, holder) || rd(w, gil + l->gil_locked, &locked, 4))
+		    (l->gil_enabled != TB_NO_OFFSET && rd(w, gil + l->gil_enabled, &enabled, 4)))
+			return -1;
+		if (!enabled) /* free-threaded, GIL disabled: no holder */
+			return 0;
+		if (rd64_at(w, gil + l->gil_holder, holder) || rd(w, gil + l->gil_locked, &locked, 4))
 			return -1;
 	}
 	if (!locked)

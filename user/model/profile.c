@@ -449,8 +449,8 @@ static void count_status(struct tb_tinfo *t, uint16_t flags, uint64_t n)
 static int mode_keeps(const struct tb_profile *p, uint16_t flags)
 {
 	switch (p->mode) {
-	case TB_MODE_GIL:
-		return (flags & TB_F_GIL_HELD) != 0;
+	case TB_MODE_GIL: /* no GIL (free-threaded): every thread runs as a holder would */
+		return (flags & (TB_F_GIL_HELD | TB_F_NO_GIL)) != 0;
 	case TB_MODE_EXCEPTION:
 		return (flags & TB_F_EXCEPTION) != 0;
 	default:
