@@ -18,6 +18,7 @@ struct tb_sampler_opts {
 	int floor;            /* attach the empty floor program instead (benchmarks) */
 	int follow_mode;      /* TB_FOLLOW_* */
 	int wall;             /* also record off-CPU time at scheduler switches */
+	int kernel;           /* --kernel: kernel stacks in the records */
 	const char *cgroup;   /* only tasks below this cgroup v2 directory, or NULL */
 };
 

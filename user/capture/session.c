@@ -28,7 +28,7 @@
 
 enum {
 	O_SUBPROC = 256, O_CGROUP, O_CONTAINER, O_DEPTH, O_OPCODES, O_NOOP, O_MODE, O_NOGC, O_RB,
-	O_CPU, O_FLOOR, O_BENCHWALK,
+	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL,
 };
 
 #define BOTH (TB_FOR_RECORD | TB_FOR_TOP)
@@ -71,6 +71,10 @@ static const struct optdef {
 	  "(only while an exception is being handled)" },
 	{ "no-gc", no_argument, O_NOGC, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --no-gc",
 	  "no synthetic <GC> frames for samples during a collection" },
+	{ "kernel", no_argument, O_KERNEL, BOTH, TB_SECT_SAMPLING, "    --kernel",
+	  "also the kernel frames of each sample (system calls,\n"
+	  "page faults; off-CPU: where it blocked), named from\n"
+	  "/proc/kallsyms, below the Python frame that made the call" },
 	{ "ringbuf-mb", required_argument, O_RB, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --ringbuf-mb N",
 	  "ring buffer size in MiB (default 4)" },
 	{ "cpu", required_argument, O_CPU, TB_FOR_RECORD, TB_SECT_BENCH, "    --cpu N",
@@ -83,7 +87,7 @@ static const struct optdef {
 
 #define NOPTDEFS (sizeof(optdefs) / sizeof(optdefs[0]))
 
-_Static_assert(O_BENCHWALK < TB_SESSION_OPT_END, "session option keys overlap the commands'");
+_Static_assert(O_KERNEL < TB_SESSION_OPT_END, "session option keys overlap the commands'");
 
 void tb_session_opts_init(struct tb_session_opts *o)
 {
@@ -192,6 +196,9 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 		break;
 	case O_NOGC:
 		o->no_gc = 1;
+		break;
+	case O_KERNEL:
+		o->kernel = 1;
 		break;
 	case O_RB:
 		if (tb_parse_uint(arg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
@@ -357,6 +364,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		.bench_walk = (int)o->bench_walk, .cpu = o->cpu, .floor = o->floor,
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 		.wall = o->mode == TB_MODE_WALL,
+		.kernel = o->kernel,
 		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
 	};
 

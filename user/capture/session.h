@@ -20,6 +20,7 @@ struct tb_session_opts {
 	int opcodes;          /* -1 none, 0 the innermost frame's, 1 every frame's */
 	enum tb_mode mode;
 	int no_gc;
+	int kernel;           /* --kernel: kernel frames (kallsyms opened at the start) */
 	double duration;      /* seconds, 0: until stopped (the command's loop checks it) */
 	/* targets */
 	pid_t pids[TB_SESSION_MAX_PIDS];
