@@ -302,6 +302,37 @@ void tb_session_init(struct tb_session *s, const struct tb_session_opts *o)
 	s->prof.max_depth = o->max_depth;
 	s->prof.mode = o->mode;
 	s->prof.no_gc = o->no_gc;
+	s->prof.kernel = o->kernel;
+}
+
+/* kernel.kptr_restrict, or -1 if it cannot be read. */
+static int32_t kptr_restrict(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "re");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* --kernel: read kallsyms now, while the agent holds every capability (what
+ * it shows depends on the opener's); hidden or unreadable, each sample's
+ * kernel part becomes one [kernel] frame (the summary says why). */
+static void open_kallsyms(struct tb_session *s)
+{
+	char err[512];
+
+	if (!s->o->kernel)
+		return;
+	if (tb_ksyms_load(&s->ksyms, NULL, err, sizeof(err)) == 0)
+		s->have_ksyms = 1;
+	else if (!s->o->quiet)
+		fprintf(stderr, "tachyon-bpf: kernel frames stay unnamed: %s\n", err);
+	tb_profile_set_ksyms(&s->prof, s->have_ksyms ? &s->ksyms : NULL, kptr_restrict());
 }
 
 /* The command's stdin, stdout and stderr on /dev/null: top's view would be
@@ -372,6 +403,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		return bad(err, errlen, "must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON");
 	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
 	catch_stop_signals();
+	open_kallsyms(s);
 	s->sampler = tb_sampler_open(&so, &s->prof, &s->watch, err, errlen);
 	if (!s->sampler)
 		return -1;
@@ -469,6 +501,9 @@ void tb_session_free(struct tb_session *s)
 {
 	tb_session_close(s);
 	tb_profile_free(&s->prof);
+	if (s->have_ksyms)
+		tb_ksyms_free(&s->ksyms);
+	s->have_ksyms = 0;
 }
 
 uint64_t tb_session_counter(const struct tb_session *s, int idx)
