@@ -234,13 +234,10 @@ const char *tb_code_kind_name(unsigned kind)
 	return kind < TB_CODE_KINDS ? names[kind] : names[TB_CODE_PYTHON];
 }
 
-const char *tb_code_module(const struct tb_symbolizer *s, const struct tb_code *c)
+const char *tb_module_name(unsigned kind, const char *file)
 {
-	const char *file = tb_str(s->strs, c->filename), *slash;
+	const char *slash = kind == TB_CODE_NATIVE ? strrchr(file, '/') : NULL;
 
-	if (c->kind != TB_CODE_NATIVE)
-		return file;
-	slash = strrchr(file, '/');
 	return slash && slash[1] ? slash + 1 : file;
 }
 

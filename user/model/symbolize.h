@@ -81,10 +81,10 @@ uint32_t tb_sym_function(struct tb_symbolizer *s, enum tb_code_kind kind, uint64
 			 const char *name, const char *module);
 /* "python", "native", "kernel" ("python" for an unknown kind). */
 const char *tb_code_kind_name(unsigned kind);
-/* What a native or kernel function is shown with: a native one's module without its
- * directories ("libz.so.1"), a kernel one's "[kernel]" or "[nf_tables]"; a Python
- * code object's file name. */
-const char *tb_code_module(const struct tb_symbolizer *s, const struct tb_code *c);
+/* What a function of this kind from this file is shown with: a native one's module
+ * without its directories ("libz.so.1"), a kernel one's "[kernel]" or "[nf_tables]"
+ * (its file), a Python one's file name. */
+const char *tb_module_name(unsigned kind, const char *file);
 /* Location of byte offset `offset` in code `idx`. */
 void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset,
 		     struct tb_location *loc);

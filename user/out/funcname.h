@@ -1,0 +1,15 @@
+/* funcname.h: how text outputs (the .txt table, the summary) name a
+ * function of any kind: Python `name (file:line)`, native and kernel
+ * `name [module]` ("do_syscall_64 [kernel]", "deflate_slow [libz.so.1]"). */
+#ifndef TB_FUNCNAME_H
+#define TB_FUNCNAME_H
+#include <stdio.h>
+#include "model/functab.h"
+#include "model/profile.h"
+
+/* Write fn's name to f; put writes each string that came from a target or
+ * a capture (made safe for the output), the rest is written as it is. */
+void tb_put_funcname(FILE *f, const struct tb_profile *p, const struct tb_func *fn,
+		     void (*put)(FILE *f, const char *s));
+
+#endif
