@@ -13,6 +13,7 @@
 #include "lib/hashmap.h"
 #include "lib/mem.h"
 #include "out/diff.h"
+#include "out/funcname.h"
 #include "lib/jsonw.h"
 #include "out/tree_json.h"
 
@@ -412,8 +413,14 @@ static void stack_key(const struct tb_profile *p, const struct tb_stack *s, char
 
 		if (c->kind == TB_CODE_KERNEL) /* as .folded; kernel frames match by symbol */
 			fprintf(m, ";%s_[k]", name);
-		else if (c->kind == TB_CODE_NATIVE) /* by (module file name, symbol) */
-			fprintf(m, ";%s (%s)", name, tb_module_name(c->kind, tb_str(&p->strs, c->filename)));
+		else if (c->kind == TB_CODE_NATIVE) { /* by (module file name, symbol), as .folded */
+			const char *module = tb_module_name(c->kind, tb_str(&p->strs, c->filename));
+
+			if (tb_name_has_module(name, module))
+				fprintf(m, ";%s", name);
+			else
+				fprintf(m, ";%s (%s)", name, module);
+		}
 		else
 			fprintf(m, ";%s (%s)", name, tb_str(&p->strs, c->filename));
 	}

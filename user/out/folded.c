@@ -8,6 +8,7 @@
 #include <string.h>
 #include "lib/mem.h"
 #include "out/format.h"
+#include "out/funcname.h"
 
 struct line {
 	char *text;
@@ -55,7 +56,7 @@ static void put_frame(char *out, size_t len, size_t *pos, const struct tb_profil
 		return;
 	case TB_CODE_NATIVE:
 		module = tb_module_name(c->kind, tb_str(&p->strs, c->filename));
-		if (!strncmp(name, module, strlen(module)) && !strncmp(name + strlen(module), "+0x", 3))
+		if (tb_name_has_module(name, module))
 			return; /* library+0xSTART already names it */
 		put_raw(out, len, pos, " (");
 		put_clean(out, len, pos, module);

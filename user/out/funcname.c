@@ -1,5 +1,13 @@
 /* funcname.c: a function's name in the text outputs, by its kind. */
+#include <string.h>
 #include "out/funcname.h"
+
+int tb_name_has_module(const char *name, const char *module)
+{
+	size_t n = strlen(module);
+
+	return n && !strncmp(name, module, n) && !strncmp(name + n, "+0x", 3);
+}
 
 void tb_put_funcname(FILE *f, const struct tb_profile *p, const struct tb_func *fn,
 		     void (*put)(FILE *f, const char *s))

@@ -153,6 +153,7 @@ static int read_meta_v2(struct rd *r, struct tb_profile *p, uint32_t flags)
 	kptr = (int32_t)(uint32_t)get(r, 4, w);
 	if (get(r, 4, w) && !r->failed)
 		return fail(r, "the metadata has a reserved field set");
+	p->off_cpu_records = get(r, 8, w);
 	if (r->failed)
 		return -1;
 	if (kptr < -1 || kptr > 2)

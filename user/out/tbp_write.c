@@ -107,6 +107,7 @@ static void put_meta(struct tb_buf *b, const struct tb_profile *p, int version)
 		u64(b, p->native_stop[i]);
 	u32(b, (uint32_t)p->kstack.kptr_restrict);
 	u32(b, 0);
+	u64(b, p->off_cpu_records);
 }
 
 static void put_strings(struct tb_buf *b, const struct tb_profile *p)
