@@ -124,6 +124,16 @@ def functions_of(n, acc):
     return acc
 
 
+def pick(rnd, stacks, total_w):
+    """One of stacks [(thread, weight, frames)] drawn by weight: (thread, frames)."""
+    r = rnd.uniform(0, total_w)
+    for tid, w, st in stacks:
+        r -= w
+        if r <= 0:
+            break
+    return tid, st
+
+
 # --------------------------------------------------------------------------- realistic profile
 def realistic(seed):
     rnd = random.Random(seed)
@@ -224,11 +234,7 @@ def realistic(seed):
     pnodes = {p["pid"]: Node("%s (pid %d)" % (p["comm"], p["pid"]), "process", pid=p["pid"]) for p in procs}
     no_py = truncated = partial = frames = 0
     for _ in range(n_records):
-        r = rnd.uniform(0, total_w)
-        for tid, w, st in stacks:
-            r -= w
-            if r <= 0:
-                break
+        tid, st = pick(rnd, stacks, total_w)
         pid = threads[tid]["pid"]
         threads[tid]["samples"] += 1
         next(p for p in procs if p["pid"] == pid)["samples"] += 1
@@ -332,11 +338,7 @@ def kinds(seed):
     pnode = Node("python3.13 (pid %d)" % pid, "process", pid=pid)
     frames = 0
     for _ in range(n_records):
-        r = rnd.uniform(0, total_w)
-        for tid, w, st in stacks:
-            r -= w
-            if r <= 0:
-                break
+        tid, st = pick(rnd, stacks, total_w)
         threads[tid]["samples"] += 1
         threads[tid]["python_samples"] += 1
         procs[0]["samples"] += 1

@@ -488,6 +488,9 @@ static void load_ksyms(struct tb_ksyms *k, const char *text)
 	unlink(path);
 }
 
+/* The folded line of a stack of thread 1 under main > work, then these frames. */
+#define MAIN_WORK(rest) "python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);" rest
+
 static void test_kernel_frames(void **state)
 {
 	const uint64_t mw[] = { 0x2000, 0x1000 };
@@ -512,14 +515,10 @@ static void test_kernel_frames(void **state)
 	assert_int_equal(send_kernel(&p, TB_F_GC, read, 1, mw, 2, 1), 0);
 	folded = render(tb_write_folded, &p);
 	assert_string_equal(folded,
-		"python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);"
-		"<GC> (<synthetic>:0);read_zero_[k] 1\n"
-		"python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);"
-		"<off-CPU> (<synthetic>:0);do_nanosleep_[k];schedule_[k] 0\n"
-		"python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);"
-		"[unknown]_[k] 1\n"
-		"python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);"
-		"entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];read_zero_[k] 2\n");
+		MAIN_WORK("<GC> (<synthetic>:0);read_zero_[k] 1\n")
+		MAIN_WORK("<off-CPU> (<synthetic>:0);do_nanosleep_[k];schedule_[k] 0\n")
+		MAIN_WORK("[unknown]_[k] 1\n")
+		MAIN_WORK("entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];read_zero_[k] 2\n"));
 	free(folded);
 	assert_int_equal(p.kernel_samples, 5);
 	assert_int_equal(p.kernel_frames, 3 * 2 + 2 + 1 + 1);
@@ -559,10 +558,8 @@ static void test_kernel_frames(void **state)
 	assert_int_equal(send_kernel(&p, TB_F_OFF_CPU, sw, 5, mw, 2, 1), 0);
 	folded = render(tb_write_folded, &p);
 	assert_string_equal(folded,
-		"python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);"
-		"<off-CPU> (<synthetic>:0);[kernel]_[k] 0\n"
-		"python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);"
-		"[kernel]_[k] 3\n");
+		MAIN_WORK("<off-CPU> (<synthetic>:0);[kernel]_[k] 0\n")
+		MAIN_WORK("[kernel]_[k] 3\n"));
 	free(folded);
 	assert_int_equal(p.kernel_frames, 4);
 	tb_profile_free(&p);

@@ -586,14 +586,7 @@ static void kinds_profile(struct tb_profile *p, const char *native_module)
 	p->threads[t1].samples = p->threads[t1].python_samples = 10;
 	p->threads[t2].samples = p->threads[t2].python_samples = total - 10;
 	p->procs[0].samples = total;
-	p->kernel_samples = 11;
-	p->kernel_frames = 19;
-	p->native_samples = 8;
-	p->native_frames = 9;
-	p->merged = 5;
-	p->unmerged = 1;
-	p->native_truncated = 1;
-	p->native_stop[1] = 7;
+	th_frame_counts(p, (const uint64_t[8]){ 11, 19, 8, 9, 5, 1, 1, 7 });
 }
 
 static void build_kinds(struct tb_profile *p)
@@ -1130,72 +1123,69 @@ static void has_not(const char *what, const char *out, const char *needle)
 		fail_msg("%s: has %s", what, needle);
 }
 
+/* What each format shows of the kinds profile: (extension, text it holds). */
+static const struct { const char *ext, *needle; } KINDS_SHOWN[] = {
+	/* root first; kernel frames symbol_[k], native symbol (library), a stripped one alone */
+	{ ".folded", "python3.11 (pid 4242);MainThread (tid 4242);main (/app.py:10);work (/app.py:20);"
+		     "entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];vfs_read_[k];read_zero_[k] 5\n" },
+	{ ".folded", ";work (/app.py:20);libfoo.so+0x1230;deflate_slow (libz.so.1) 3\n" },
+	{ ".folded", ";work (/app.py:20);qsort_r (libc.so.6);key_fn (/app.py:30) 2\n" },
+	{ ".folded", ";work (/app.py:20);<off-CPU> (<synthetic>:0);do_nanosleep_[k];schedule_[k] 4\n" },
+	{ ".folded", ";main (/app.py:10);[kernel]_[k] 1\n" },
+	{ ".folded", "(tid 4243);qsort_r (libc.so.6);do_syscall_64_[k];nft_do_chain_[k] 1\n" },
+	{ ".folded", ";main (/app.py:10);op:er?ator<\xff> (x:y?.so) 2\n" },
+	{ ".json", "\"name\":\"read_zero\",\"kind\":\"kernel\",\"filename\":\"[kernel]\"" },
+	{ ".json", "\"name\":\"deflate_slow\",\"kind\":\"native\",\"filename\":\"/lib/x86_64-linux-gnu/libz.so.1\"" },
+	{ ".json", "\"name\":\"work\",\"kind\":\"frame\"" },
+	{ ".json", "\"kernel_stacks\":{\"enabled\":true,\"samples\":11,\"frames\":19,"
+		   "\"symbols_hidden\":false,\"kptr_restrict\":1}" },
+	{ ".json", "\"native_stacks\":{\"enabled\":true,\"samples\":8,\"frames\":9,\"merged\":5,"
+		   "\"unmerged\":1,\"truncated\":1,\"stops\":[0,7,0,0,0,0,0,0]}" },
+	{ ".json", "\"opcodes\":[[" },            /* the leaf instruction: work's, above kernel frames */
+	{ ".jsonl", ",\"kind\":\"kernel\"}\n" },
+	{ ".jsonl", ",\"kind\":\"native\"}\n" },
+	{ ".jsonl", "\"kernel_stacks\":{" },
+	{ ".speedscope.json", "{\"name\":\"do_syscall_64\",\"file\":\"[kernel]\"}" },
+	{ ".speedscope.json", "{\"name\":\"qsort_r\",\"file\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\"}" },
+	{ ".speedscope.json", "{\"name\":\"work\",\"file\":\"/app.py\",\"line\":20}" },
+	{ ".txt", "  read_zero [kernel]\n" },
+	{ ".txt", "  nft_do_chain [nf_tables]\n" },
+	{ ".txt", "  deflate_slow [libz.so.1]\n" },
+	{ ".txt", "  work (/app.py:20)\n" },
+	{ ".gecko.json", "{\"name\":\"Kernel\",\"color\":\"red\"" },
+	{ ".gecko.json", "{\"name\":\"Native\",\"color\":\"blue\"" },
+	{ ".gecko.json", "\"Off CPU\"" },        /* the leaf of the Python part is <off-CPU> */
+	{ ".gecko.json", "\"[nf_tables]\"" },
+};
+/* ... and what it does not: (profile: 1 kinds, 0 threads; extension, text). */
+static const struct { int kinds; const char *ext, *needle; } KINDS_NOT_SHOWN[] = {
+	{ 1, ".heatmap.json", "[kernel]" }, { 1, ".heatmap.json", "libz" },
+	{ 0, ".json", "kernel_stacks" }, { 0, ".json", "native_stacks" }, { 0, ".gecko.json", "\"Kernel\"" },
+};
+
 static void test_kinds(void **state)
 {
-	struct tb_profile p;
-	char *out;
+	struct tb_profile p[2];
 
 	(void)state;
-	build_kinds(&p);
-	/* root first; kernel frames symbol_[k], native symbol (library), a stripped one alone */
-	out = render(".folded", &p);
-	has(".folded", out, "python3.11 (pid 4242);MainThread (tid 4242);main (/app.py:10);work (/app.py:20);"
-			    "entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];vfs_read_[k];read_zero_[k] 5\n");
-	has(".folded", out, ";work (/app.py:20);libfoo.so+0x1230;deflate_slow (libz.so.1) 3\n");
-	has(".folded", out, ";work (/app.py:20);qsort_r (libc.so.6);key_fn (/app.py:30) 2\n");
-	has(".folded", out, ";work (/app.py:20);<off-CPU> (<synthetic>:0);do_nanosleep_[k];schedule_[k] 4\n");
-	has(".folded", out, ";main (/app.py:10);[kernel]_[k] 1\n");
-	has(".folded", out, "(tid 4243);qsort_r (libc.so.6);do_syscall_64_[k];nft_do_chain_[k] 1\n");
-	has(".folded", out, ";main (/app.py:10);op:er?ator<\xff> (x:y?.so) 2\n");
-	free(out);
-	out = render(".json", &p);
-	has(".json", out, "\"name\":\"read_zero\",\"kind\":\"kernel\",\"filename\":\"[kernel]\"");
-	has(".json", out, "\"name\":\"deflate_slow\",\"kind\":\"native\",\"filename\":"
-			  "\"/lib/x86_64-linux-gnu/libz.so.1\"");
-	has(".json", out, "\"name\":\"work\",\"kind\":\"frame\"");
-	has(".json", out, "\"kernel_stacks\":{\"enabled\":true,\"samples\":11,\"frames\":19,"
-			  "\"symbols_hidden\":false,\"kptr_restrict\":1}");
-	has(".json", out, "\"native_stacks\":{\"enabled\":true,\"samples\":8,\"frames\":9,\"merged\":5,"
-			  "\"unmerged\":1,\"truncated\":1,\"stops\":[0,7,0,0,0,0,0,0]}");
-	/* the leaf instruction is work's, above the kernel frames */
-	has(".json", out, "\"opcodes\":[[");
-	free(out);
-	out = render(".jsonl", &p);
-	has(".jsonl", out, ",\"kind\":\"kernel\"}\n");
-	has(".jsonl", out, ",\"kind\":\"native\"}\n");
-	has(".jsonl", out, "\"kernel_stacks\":{");
-	free(out);
-	out = render(".speedscope.json", &p);
-	has(".speedscope.json", out, "{\"name\":\"do_syscall_64\",\"file\":\"[kernel]\"}");
-	has(".speedscope.json", out, "{\"name\":\"qsort_r\",\"file\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\"}");
-	has(".speedscope.json", out, "{\"name\":\"work\",\"file\":\"/app.py\",\"line\":20}");
-	free(out);
-	out = render(".txt", &p);
-	has(".txt", out, "  read_zero [kernel]\n");
-	has(".txt", out, "  nft_do_chain [nf_tables]\n");
-	has(".txt", out, "  deflate_slow [libz.so.1]\n");
-	has(".txt", out, "  work (/app.py:20)\n");
-	free(out);
-	out = render(".gecko.json", &p);
-	has(".gecko.json", out, "{\"name\":\"Kernel\",\"color\":\"red\"");
-	has(".gecko.json", out, "{\"name\":\"Native\",\"color\":\"blue\"");
-	has(".gecko.json", out, "\"Off CPU\"");      /* the leaf of the Python part is <off-CPU> */
-	has(".gecko.json", out, "\"[nf_tables]\"");
-	free(out);
-	out = render(".heatmap.json", &p);
-	has_not(".heatmap.json", out, "[kernel]");
-	has_not(".heatmap.json", out, "libz");
-	free(out);
-	tb_profile_free(&p);
-	build_threads(&p);                           /* no kinds: no new fields */
-	out = render(".json", &p);
-	has_not(".json", out, "kernel_stacks");
-	has_not(".json", out, "native_stacks");
-	free(out);
-	out = render(".gecko.json", &p);
-	has_not(".gecko.json", out, "\"Kernel\"");
-	free(out);
-	tb_profile_free(&p);
+	build_threads(&p[0]);
+	build_kinds(&p[1]);
+	for (size_t i = 0; i < sizeof(KINDS_SHOWN) / sizeof(KINDS_SHOWN[0]); i++) {
+		char *out = render(KINDS_SHOWN[i].ext, &p[1]);
+
+		if (!strstr(out, KINDS_SHOWN[i].needle))
+			fail_msg("%s: no %s", KINDS_SHOWN[i].ext, KINDS_SHOWN[i].needle);
+		free(out);
+	}
+	for (size_t i = 0; i < sizeof(KINDS_NOT_SHOWN) / sizeof(KINDS_NOT_SHOWN[0]); i++) {
+		char *out = render(KINDS_NOT_SHOWN[i].ext, &p[KINDS_NOT_SHOWN[i].kinds]);
+
+		if (strstr(out, KINDS_NOT_SHOWN[i].needle))
+			fail_msg("%s: has %s", KINDS_NOT_SHOWN[i].ext, KINDS_NOT_SHOWN[i].needle);
+		free(out);
+	}
+	tb_profile_free(&p[0]);
+	tb_profile_free(&p[1]);
 }
 
 /* The summary counts kernel frames and says why their names are missing. */
