@@ -65,6 +65,11 @@ await runPageTest({ viewport: { width: 1400, height: 900 } }, null, async (b) =>
     check(`${theme}: legend lists the kinds`, legend.split(',').sort().join(',') === KINDS.filter((k) => has[k]).sort().join(','), legend);
   }
   await b.shot(page, 'kinds');
+  const quality = await api(() => document.getElementById('quality').textContent);
+  if (data.meta.kernel_stacks) check('sampling quality shows the kernel stacks', quality.includes('With kernel frames'), quality.slice(0, 200));
+  if (data.meta.native_stacks) check('sampling quality shows unmerged native stacks', quality.includes('Unmerged native stacks'), quality.slice(0, 200));
+  if (data.meta.kernel_stacks && data.meta.kernel_stacks.symbols_hidden)
+    check('says kernel symbols were hidden', quality.includes('kernel symbols hidden: kptr_restrict='));
 
   // ---- the toggles
   const total0 = await totalShown(page);

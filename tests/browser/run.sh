@@ -22,8 +22,8 @@
 #   heatmap PAGE.heatmap.html HEATMAP.json [FUNCTION] ...   the same test on given pages
 #   kinds       native and kernel frames (kinds.test.mjs): colours, legend, the "hide native" /
 #               "hide kernel" toggles on a generated page (gen_profile.py kinds; the realistic page
-#               has no toggles), then on a capture of tests/workloads/syscalls.py with --kernel
-#               (root: BPF) in wall mode
+#               has no toggles), on the golden capture with hidden kernel symbols, then on a
+#               capture of tests/workloads/syscalls.py with --kernel (root: BPF) in wall mode
 #   all         every suite above, one after the other
 #
 # Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
@@ -204,6 +204,9 @@ suite_kinds() {
 	step "make its page" python3 "$here/make_page.py" "$out/realistic.json" "$out/realistic.html"
 	page_test kinds.test.mjs "$out/kinds.html" "$out/kinds.json" --plain "$out/realistic.html" --label kinds
 	need_binary
+	step "render the golden capture with hidden kernel symbols" "$bin" render -q "$repo/tests/golden/captures/kernel-hidden-3.11.tbp" \
+		-o "$out/hidden.html" -o "$out/hidden.json"
+	page_test kinds.test.mjs "$out/hidden.html" "$out/hidden.json" --label kernel-hidden
 	step "capture syscalls.py with --kernel, wall mode (2 s at 299 Hz)" "$bin" -q --kernel --mode wall -r 299 \
 		-o "$out/kernel.html" -o "$out/kernel.json" -- "$py" "$wl/syscalls.py" 2
 	page_test kinds.test.mjs "$out/kernel.html" "$out/kernel.json" --label kernel-capture
