@@ -10,7 +10,10 @@
 #      frame walker and the --bench-floor program, deep.py at several depths,
 #      target pinned to one CPU and sampled only there; at depth 50 also
 #      --no-opcodes, --opcodes and --bench-walk 1 (when the build has them)
-#      and one pyenv 3.13/3.12 build.
+#      and one pyenv 3.13/3.12 build; --kernel (when the build has it): at depth 50
+#      (samples in user mode: no kernel stack, the flag's cost) and on
+#      tests/workloads/syscalls.py (reads of /dev/zero: kernel stacks of ~10-15
+#      frames) with and without it, next to the floor.
 #   1b. The same for threads that miss the thread-state cache (bench/many_threads.py):
 #      thread-list walks and those the per-process walk budget skipped, per sample.
 #   2. Slowdown of bench/cpu_bound.py, paired runs without/with the profiler.
@@ -177,10 +180,13 @@ stop() {
 steal_ticks() { awk -v c="cpu$TCPU" '$1 == c { print $9 }' /proc/stat; }
 # The target of one capture, into TARGET: deep.py DEPTH (it recurses DEPTH then spins), or
 # for "threads:NATIVE:PYTHREADS[:churn]" bench/many_threads.py (threads that miss the
-# thread-state cache, section "threads"); it ends by itself after SECONDS.
+# thread-state cache, section "threads"), or for "syscalls" tests/workloads/syscalls.py
+# (a thread reading /dev/zero: samples in the kernel); it ends by itself after SECONDS.
 target_argv() {
 	local py=$1 spec=$2 secs=$3 n m churn
-	if [[ $spec == threads:* ]]; then
+	if [[ $spec == syscalls ]]; then
+		TARGET=("$py" "$ROOT/tests/workloads/syscalls.py" "$secs" read)
+	elif [[ $spec == threads:* ]]; then
 		IFS=: read -r _ n m churn <<<"$spec"
 		TARGET=("$py" "$ROOT/bench/many_threads.py" "$n" "$m" "$secs" ${churn:+"$churn"})
 	else
@@ -263,6 +269,13 @@ if want walk; then
 		fi
 		if supports --bench-walk 1; then
 			walk_once "depth 50, --bench-walk 1 (no code-object read)" walker "$rep" "$PY" 50 --bench-walk 1
+		fi
+		if supports --kernel; then
+			walk_once "depth 50, --kernel (samples in user mode)" walker "$rep" "$PY" 50 --kernel
+			walk_once "syscalls.py (reads of /dev/zero)" walker "$rep" "$PY" syscalls
+			walk_once "syscalls.py (reads of /dev/zero)" floor "$rep" "$PY" syscalls
+			walk_once "syscalls.py, --kernel" walker "$rep" "$PY" syscalls --kernel
+			walk_once "syscalls.py, --kernel" floor "$rep" "$PY" syscalls --kernel
 		fi
 		if [[ $PY_ALT != none ]]; then
 			walk_once "depth 50, $(basename "$PY_ALT") ($("$PY_ALT" -c 'import platform; print(platform.python_version())'))" \

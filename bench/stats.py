@@ -81,6 +81,8 @@ def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal):
         "ns_per_run": prog["run_time_ns"] / prog["run_cnt"],
         "samples": meta.get("samples", 0), "python_samples": ps,
         "frames_per_sample": meta.get("frames", 0) / ps if ps else None,
+        "kernel_frames_per_sample": (meta.get("kernel_stacks") or {}).get("frames", 0) / ps if ps else None,
+        "kernel_sample_share": (meta.get("kernel_stacks") or {}).get("samples", 0) / ps if ps else None,
         "truncated": meta.get("truncated", 0), "partial": meta.get("partial", 0),
         "lost": meta.get("lost", 0),
         "steal_pct": int(steal) / os.sysconf("SC_CLK_TCK") / meta["duration_s"] * 100
@@ -246,6 +248,21 @@ def render(raw, header_path):
             return None
         base = cell.get("depth 50", (None, None))
         noop, allop, nocode = find("--no-opcodes"), find("--opcodes"), find("--bench-walk 1")
+        kflag = find("--kernel")
+        sys_off = cell.get("syscalls.py (reads of /dev/zero)", (None, None))[0]
+        sys_on = cell.get("syscalls.py, --kernel", (None, None))[0]
+        if base[0] and kflag:
+            w(f"- `--kernel` on samples taken in user mode (no kernel stack): walker − walker "
+              f"without it at depth 50 = {kflag - base[0]:,.0f} ns per sample (within noise if small).")
+        if sys_off and sys_on:
+            on = [r for r in walks if r["label"] == "syscalls.py, --kernel" and r["variant"] == "walker"]
+            kf = med([r["kernel_frames_per_sample"] for r in on if r.get("kernel_frames_per_sample")])
+            ks = med([r["kernel_sample_share"] for r in on if r.get("kernel_sample_share")])
+            w(f"- Kernel stack (`--kernel`, `bpf_get_stack` in the record) on syscalls.py: "
+              f"{sys_on - sys_off:,.0f} ns per sample ({(sys_on - sys_off) / sys_on * 100:.0f}% of that "
+              "sample's cost)"
+              + (f"; {ks * 100:.0f}% of its samples had kernel frames, {kf / ks:.1f} on average" if kf and ks else "")
+              + ". The cost is mostly fixed (the kernel's unwinder starting), not per frame.")
         if base[0] and base[1]:
             d50, f50 = base
             if noop:

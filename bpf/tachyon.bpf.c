@@ -5,7 +5,8 @@
  * PyThreadState (cached per thread, validated by one read), read its GIL,
  * GC and exception status, walk its frame chain (an inline bounded loop,
  * then bpf_loop for deep stacks; one read per frame and one per distinct
- * code object) and push one record (header + frames) into the ring buffer.
+ * code object) and push one record (header, with --kernel the kernel stack,
+ * then the frames) into the ring buffer.
  * In wall mode the same walk runs at switch-out and the wake-up carries the
  * time off CPU.  Fork, exec and exit keep the process table current.  Every
  * read of target memory is bounded; the interpreter layout comes from the
@@ -30,6 +31,8 @@ const volatile __u32 follow_mode = 0;
 const volatile __u32 wall_mode = 0;
 /* Only tasks under the cgroup (v2) in cgroup_map[0] (--cgroup, --container). */
 const volatile __u32 cgroup_filter = 0;
+/* --kernel: copy the kernel stack of each sample into its record. */
+const volatile __u32 kernel_stacks = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -99,6 +102,7 @@ struct {
 /* Per-CPU working memory: the record being built and read buffers. */
 struct scratch {
 	struct tb_sample sample;
+	__u32 lead;       /* words before the Python frames: nkernel + nnative */
 	struct tb_py_offsets off;
 	__u64 pycode_type;
 	__u64 frame;      /* next frame to visit */
@@ -349,6 +353,14 @@ static __always_inline __u64 bytecode_start(struct scratch *s, typeof(&s->ccache
 	return cached->bytecode;
 }
 
+/* Where Python frame i of the record goes: right after the kernel and native
+ * words, at a masked position (include/tachyon.h). */
+static __always_inline struct tb_frame *frame_slot(struct scratch *s, __u32 i)
+{
+	return (struct tb_frame *)&s->sample.words[(s->lead & (TB_LEAD_WORDS - 1)) +
+						    2 * (i & (TB_MAX_FRAMES - 1))];
+}
+
 /* Visit one frame, record it unless it is a shim. Non-zero: stop. */
 static __always_inline long visit_frame(struct scratch *s)
 {
@@ -426,7 +438,7 @@ static __always_inline long visit_frame(struct scratch *s)
 		fflags |= TB_FF_NO_OPCODE;
 	}
 
-	out = &s->sample.frames[s->depth & (TB_MAX_FRAMES - 1)];
+	out = frame_slot(s, s->depth);
 	out->code = code;
 	out->offset = (__s32)offset;
 	out->code_id = cached->id;
@@ -489,22 +501,42 @@ static __always_inline __u64 wakeup_flag(void)
 	return avail > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/* The record: the header, lead words, depth frames; one contiguous piece. */
 static __always_inline void submit(struct scratch *s)
 {
+	__u32 depth = s->depth > TB_MAX_FRAMES ? TB_MAX_FRAMES : s->depth;
 	__u64 size = sizeof(struct tb_sample_hdr) +
-		     (__u64)(s->depth & (TB_MAX_FRAMES - 1)) * sizeof(struct tb_frame);
+		     8 * ((__u64)(s->lead & (TB_LEAD_WORDS - 1)) + 2 * (__u64)depth);
 
 	s->sample.hdr.flags = s->flags;
-	s->sample.hdr.depth = s->depth;
-	if (s->depth >= TB_MAX_FRAMES)
+	s->sample.hdr.depth = depth;
+	if (size > sizeof(struct tb_sample))
 		size = sizeof(struct tb_sample);
 	if (bpf_ringbuf_output(&events, &s->sample, size, wakeup_flag()))
 		count(TB_C_LOST);
 }
 
+/* --kernel: the kernel stack of this sample (leaf first) into the first
+ * words of the record.  A perf_event sample taken in user mode has none; a
+ * switch-out's starts in the tracepoint's trampoline and __schedule (the
+ * agent trims those).  Its own function: the native walk follows it. */
+static __always_inline void kernel_stack(void *ctx, struct scratch *s)
+{
+	long n;
+
+	if (!kernel_stacks)
+		return;
+	n = bpf_get_stack(ctx, s->sample.words, TB_MAX_KERNEL * sizeof(__u64), 0);
+	if (n <= 0)
+		return;
+	n /= sizeof(__u64);
+	s->sample.hdr.nkernel = (__u16)n;
+	s->lead = (__u32)n;
+}
+
 /* Walk the current task's Python stack into a record and submit it. */
-static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u32 tid, __u32 flags,
-					   __u64 value)
+static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
+					   __u32 flags, __u64 value)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 zero = 0;
@@ -518,7 +550,9 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 	s->pycode_type = proc->pycode_type;
 	s->flags = flags;
 	s->depth = 0;
+	s->lead = 0;
 	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
+	kernel_stack(ctx, s);
 	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
 	if (!value)
 		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
@@ -555,7 +589,7 @@ int tb_sample(struct bpf_perf_event_data *ctx)
 	struct tb_proc *proc = bpf_map_lookup_elem(&procs, &pid);
 
 	if (proc && in_scope())
-		sample_current(proc, pid, (__u32)pid_tgid, 0, 0);
+		sample_current(ctx, proc, pid, (__u32)pid_tgid, 0, 0);
 	return 0;
 }
 
@@ -588,7 +622,7 @@ int BPF_PROG(tb_switch, bool preempt, struct task_struct *prev, struct task_stru
 		tid = prev->pid;
 		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&off_cpu_since, &tid, &now, BPF_ANY);
-		sample_current(proc, prev_pid, tid, TB_F_OFF_CPU, 0);
+		sample_current(ctx, proc, prev_pid, tid, TB_F_OFF_CPU, 0);
 	}
 	if (!bpf_map_lookup_elem(&procs, &next_pid))
 		return 0;

@@ -6,6 +6,11 @@
                                                  (summed, per thread, per instruction; two pool
                                                  threads share call paths)
   gen_profile.py big OUT.json [--nodes 100000]   a ~100,000-node tree (rendering speed)
+  gen_profile.py kinds OUT.json [--seed N]       native and kernel frames (--native, --kernel):
+                                                 a system call below Python, a callback sandwich
+                                                 (Python, native, Python), zlib, an off-CPU stack
+                                                 with <off-CPU> at the root of its kernel part,
+                                                 a hidden-symbols [kernel] frame
 
 Both satisfy the invariants the C writer guarantees: node value = sum of thread_values[*][0],
 self likewise, value >= self + sum(children values), root value = meta.python_samples.
@@ -112,11 +117,21 @@ def make_keeper(root, threads, min_fraction):
 
 
 def functions_of(n, acc):
-    if n.kind == "frame":
+    if n.kind in ("frame", "native", "kernel"):
         acc.add((n.name, n.filename))
     for c in n.children.values():
         functions_of(c, acc)
     return acc
+
+
+def pick(rnd, stacks, total_w):
+    """One of stacks [(thread, weight, frames)] drawn by weight: (thread, frames)."""
+    r = rnd.uniform(0, total_w)
+    for tid, w, st in stacks:
+        r -= w
+        if r <= 0:
+            break
+    return tid, st
 
 
 # --------------------------------------------------------------------------- realistic profile
@@ -219,11 +234,7 @@ def realistic(seed):
     pnodes = {p["pid"]: Node("%s (pid %d)" % (p["comm"], p["pid"]), "process", pid=p["pid"]) for p in procs}
     no_py = truncated = partial = frames = 0
     for _ in range(n_records):
-        r = rnd.uniform(0, total_w)
-        for tid, w, st in stacks:
-            r -= w
-            if r <= 0:
-                break
+        tid, st = pick(rnd, stacks, total_w)
         pid = threads[tid]["pid"]
         threads[tid]["samples"] += 1
         next(p for p in procs if p["pid"] == pid)["samples"] += 1
@@ -286,6 +297,67 @@ def finish(root, procs, threads, rate, duration, n_records, no_py, truncated, pa
     }
     return {"format": "tachyon-bpf-tree", "version": 1, "meta": meta,
             "threads": {str(t): v for t, v in threads.items()}, "tree": tree}
+
+
+# --------------------------------------------------------------------------- native and kernel frames
+def kinds(seed):
+    rnd = random.Random(seed)
+    pid = 7070
+    T1, T2 = pid, pid + 1
+    procs = [{"pid": pid, "ns_pid": pid, "comm": "python3.13", "cmdline": "python3.13 kinds.py",
+              "python": "3.13.1", "elf": "/usr/bin/python3.13", "samples": 0}]
+    threads = {T1: {"pid": pid, "ns_tid": T1, "name": "MainThread", "samples": 0, "python_samples": 0},
+               T2: {"pid": pid, "ns_tid": T2, "name": "napper", "samples": 0, "python_samples": 0}}
+    libc, libz, app = "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libz.so.1", "/srv/kinds.py"
+    F = {  # id -> (name, file, first line, kind)
+        "main": ("main", app, 3, "frame"), "work": ("work", app, 10, "frame"),
+        "key": ("key_fn", app, 20, "frame"), "tmain": ("Thread.run", app, 30, "frame"),
+        "nap": ("nap", app, 40, "frame"), "off": ("<off-CPU>", "<synthetic>", 0, "frame"),
+        "entry": ("entry_SYSCALL_64_after_hwframe", "[kernel]", 0, "kernel"),
+        "sys": ("do_syscall_64", "[kernel]", 0, "kernel"), "ksys": ("ksys_read", "[kernel]", 0, "kernel"),
+        "rz": ("read_zero", "[kernel]", 0, "kernel"), "nano": ("do_nanosleep", "[kernel]", 0, "kernel"),
+        "sched": ("schedule", "[kernel]", 0, "kernel"), "hidden": ("[kernel]", "[kernel]", 0, "kernel"),
+        "qsort": ("qsort_r", libc, 0, "native"), "msort": ("msort_with_tmp", libc, 0, "native"),
+        "defl": ("deflate_slow", libz, 0, "native"), "strip": ("libz.so.1+0x1230", libz, 0, "native"),
+    }
+    stacks = [  # (thread, weight, outer -> inner)
+        (T1, 10, ["main", "work", "entry", "sys", "ksys", "rz"]),
+        (T1, 2, ["main", "work", "entry", "sys"]),
+        (T1, 6, ["main", "work", "qsort", "msort", "key"]),
+        (T1, 2, ["main", "work", "qsort", "msort", "key", "entry", "sys"]),
+        (T1, 3, ["main", "work", "key"]),
+        (T1, 4, ["main", "work", "defl", "strip"]),
+        (T1, 3, ["main", "work"]),
+        (T2, 8, ["tmain", "nap", "off", "nano", "sched"]),
+        (T2, 2, ["tmain", "nap"]),
+        (T2, 3, ["tmain", "hidden"]),
+    ]
+    total_w = sum(w for _, w, _ in stacks)
+    n_records = 600
+    root = Node("all", "root")
+    pnode = Node("python3.13 (pid %d)" % pid, "process", pid=pid)
+    frames = 0
+    for _ in range(n_records):
+        tid, st = pick(rnd, stacks, total_w)
+        threads[tid]["samples"] += 1
+        threads[tid]["python_samples"] += 1
+        procs[0]["samples"] += 1
+        root.add(tid, 1, False)
+        cur = root.child(pid, pnode.name, "process", pid=pid)
+        cur.add(tid, 1, False)
+        for i, fid in enumerate(st):
+            name, fn, first, kind = F[fid]
+            leaf = i == len(st) - 1
+            cur = cur.child((kind, name, fn, first), name, kind, fn, first)
+            cur.add(tid, 1, leaf, first + 1 if kind == "frame" and fn != "<synthetic>" else 0)
+            frames += kind == "frame"
+    data = finish(root, procs, threads, 99, 6.0, n_records, 0, 0, 0, frames, min_fraction=0.0, lost=0,
+                  unresolved=0)
+    data["meta"]["kernel_stacks"] = {"enabled": True, "samples": 0, "frames": 0, "symbols_hidden": False,
+                                     "kptr_restrict": 0}
+    data["meta"]["native_stacks"] = {"enabled": True, "samples": 0, "frames": 0, "merged": 0,
+                                     "unmerged": 0, "truncated": 0, "stops": [0] * 8}
+    return data
 
 
 # --------------------------------------------------------------------------- 100k-node profile
@@ -396,12 +468,13 @@ def big(n_nodes, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["realistic", "big"])
+    ap.add_argument("kind", choices=["realistic", "big", "kinds"])
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--nodes", type=int, default=100000)
     a = ap.parse_args()
-    data = realistic(a.seed) if a.kind == "realistic" else big(a.nodes, a.seed)
+    data = realistic(a.seed) if a.kind == "realistic" else kinds(a.seed) if a.kind == "kinds" else \
+        big(a.nodes, a.seed)
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     raw = raw.replace(BAD_UTF8_MARK.encode(), BAD_UTF8_BYTES).replace(LONE_MARK.encode(), b"\\ud800")
     with open(a.out, "wb") as f:

@@ -20,6 +20,10 @@
 #               with real dis positions, a hostile file, files without source, a 20,000-line
 #               file) with the bare-template and broken-data checks, and a capture of opcodes.py
 #   heatmap PAGE.heatmap.html HEATMAP.json [FUNCTION] ...   the same test on given pages
+#   kinds       native and kernel frames (kinds.test.mjs): colours, legend, the "hide native" /
+#               "hide kernel" toggles on a generated page (gen_profile.py kinds; the realistic page
+#               has no toggles), on the golden capture with hidden kernel symbols, then on a
+#               capture of tests/workloads/syscalls.py with --kernel (root: BPF) in wall mode
 #   all         every suite above, one after the other
 #
 # Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
@@ -192,17 +196,33 @@ suite_heatmap() {
 	pages heatmap.test.mjs -- "$@"
 }
 
+suite_kinds() {
+	fresh_out
+	step "generate the kinds profile" python3 "$here/gen_profile.py" kinds "$out/kinds.json"
+	step "make its page" python3 "$here/make_page.py" "$out/kinds.json" "$out/kinds.html" --title 'tachyon-bpf: synthetic kinds'
+	step "generate the realistic profile" python3 "$here/gen_profile.py" realistic "$out/realistic.json"
+	step "make its page" python3 "$here/make_page.py" "$out/realistic.json" "$out/realistic.html"
+	page_test kinds.test.mjs "$out/kinds.html" "$out/kinds.json" --plain "$out/realistic.html" --label kinds
+	need_binary
+	step "render the golden capture with hidden kernel symbols" "$bin" render -q "$repo/tests/golden/captures/kernel-hidden-3.11.tbp" \
+		-o "$out/hidden.html" -o "$out/hidden.json"
+	page_test kinds.test.mjs "$out/hidden.html" "$out/hidden.json" --label kernel-hidden
+	step "capture syscalls.py with --kernel, wall mode (2 s at 299 Hz)" "$bin" -q --kernel --mode wall -r 299 \
+		-o "$out/kernel.html" -o "$out/kernel.json" -- "$py" "$wl/syscalls.py" 2
+	page_test kinds.test.mjs "$out/kernel.html" "$out/kernel.json" --label kernel-capture
+}
+
 suite_all() {
 	local s
-	for s in synthetic real diff opcodes heatmap; do
+	for s in synthetic real diff opcodes heatmap kinds; do
 		counted bash "$0" "$s"
 	done
 }
 
 case $suite in
-synthetic | real | diff | opcodes | heatmap | all) ;;
+synthetic | real | diff | opcodes | heatmap | kinds | all) ;;
 *)
-	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|all [PAGE.html DATA.json [FUNCTION]]..." >&2
+	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|all [PAGE.html DATA.json [FUNCTION]]..." >&2
 	echo "0 passed, 1 failed"
 	exit 2
 	;;

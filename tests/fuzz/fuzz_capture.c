@@ -1,8 +1,9 @@
 /* fuzz_capture.c: libFuzzer harness for the capture reader.  An input that
  * starts with the capture magic is read as a whole file; any other input is
- * taken as a decompressed payload and wrapped in a valid header and zlib
- * stream first, so that mutations reach the payload parser instead of
- * stopping at the zlib checksum.  Every profile that reads is written by
+ * a format version byte and a decompressed payload, wrapped in a valid
+ * header of that version and a zlib stream first, so that mutations reach
+ * the payload parser (of versions 1 and 2) instead of stopping at the zlib
+ * checksum.  Every profile that reads is written by
  * every row of the format table (out/format.c, so a new format is fuzzed
  * without a change here), and by every diff writer against itself and
  * against an empty profile (both ways).  Build and run: tests/fuzz/run.sh. */
@@ -21,8 +22,8 @@ static void put_le(unsigned char *d, uint64_t v, int bytes)
 		d[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* header + compress(payload), or NULL */
-static unsigned char *wrap(const uint8_t *pay, size_t n, size_t *len)
+/* header of this version + compress(payload), or NULL */
+static unsigned char *wrap(unsigned version, const uint8_t *pay, size_t n, size_t *len)
 {
 	uLongf zlen = compressBound(n);
 	unsigned char *b = malloc(TB_CAP_HEADER_SIZE + zlen);
@@ -32,7 +33,7 @@ static unsigned char *wrap(const uint8_t *pay, size_t n, size_t *len)
 		return NULL;
 	}
 	memcpy(b, TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
-	put_le(b + 8, TB_CAP_VERSION, 2);
+	put_le(b + 8, version, 2);
 	put_le(b + 10, TB_CAP_FLAG_ZLIB, 2);
 	put_le(b + 12, 0, 4);
 	put_le(b + 16, n, 8);
@@ -73,7 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!null)
 		null = fopen("/dev/null", "w");
 	if (!(size >= TB_CAP_MAGIC_LEN && memcmp(data, TB_CAP_MAGIC, TB_CAP_MAGIC_LEN) == 0)) {
-		file = wrap(data, size, &len);
+		if (!size)
+			return 0;
+		file = wrap(data[0], data + 1, size - 1, &len);
 		if (!file)
 			return 0;
 	}

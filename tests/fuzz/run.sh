@@ -1,8 +1,8 @@
 #!/bin/bash
 # run.sh: builds the capture-reader fuzzer (clang libFuzzer + ASan/UBSan) and
 # runs it for SECONDS (default 60) on a seed corpus of real captures (the
-# golden captures of tests/golden/captures, or CAPTURE if given): each
-# file itself and its decompressed payload.
+# golden captures of tests/golden/captures, versions 1 and 2, or CAPTURE if
+# given): each file itself, and its version byte and decompressed payload.
 #   tests/fuzz/run.sh [SECONDS] [CAPTURE.tbp]
 # Findings go to build/fuzz/artifacts/; the corpus grows in build/fuzz/corpus/.
 # TB_FUZZ_SEED (default 1) fixes libFuzzer's seed so a run can be repeated.
@@ -27,7 +27,7 @@ add_seed() {  # add_seed NAME FILE.tbp
 	python3 - "$2" "$OUT/seeds/$1.payload" <<'PY'
 import sys, zlib
 data = open(sys.argv[1], "rb").read()
-open(sys.argv[2], "wb").write(zlib.decompress(data[32:]))
+open(sys.argv[2], "wb").write(data[8:9] + zlib.decompress(data[32:]))
 PY
 }
 rm -f "$OUT"/seeds/*
@@ -35,7 +35,7 @@ if [ -n "$CAPTURE" ]; then
 	add_seed given "$CAPTURE"
 else
 	# the golden captures: real ones of every kind (threads, hostile names,
-	# 3.10 line tables, truncated stacks, wall mode, subprocesses, empty)
+	# 3.10 line tables, truncated stacks, wall mode, subprocesses, empty; kernel frames, v2)
 	for f in "$ROOT"/tests/golden/captures/*.tbp; do
 		add_seed "$(basename "$f" .tbp)" "$f"
 	done

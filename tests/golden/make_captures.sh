@@ -21,4 +21,12 @@ tb -r 199 --subprocesses -o $out/spawner-3.11.tbp -- /usr/bin/python3.11 $W/spaw
 tb -r 99 -o $out/empty-3.11.tbp -- /usr/bin/python3.11 $W/idle.py 0.5
 tb -r 499 -o $out/diff-base.tbp -- /usr/bin/python3.11 $W/diffcase.py baseline 10
 tb -r 499 -o $out/diff-cur.tbp -- /usr/bin/python3.11 $W/diffcase.py current 10
+# version 2 (--kernel): a system call below a Python line, a wall-mode capture (off-CPU stacks
+# trimmed up to __schedule, <off-CPU> at the root of their kernel part), hidden kernel symbols
+tb -r 199 --kernel -o $out/kernel-3.11.tbp -- /usr/bin/python3.11 $W/syscalls.py 1.5 read
+tb -r 199 --kernel --mode wall -o $out/kernel-wall-3.12.tbp -- $P/3.12.1/bin/python3.12 $W/syscalls.py 1.5
+kptr=$(sysctl -n kernel.kptr_restrict)
+sysctl -qw kernel.kptr_restrict=2
+tb -r 199 --kernel -o $out/kernel-hidden-3.11.tbp -- /usr/bin/python3.11 $W/syscalls.py 1 read || true
+sysctl -qw kernel.kptr_restrict="$kptr"
 ls -la $out

@@ -63,6 +63,8 @@ COLORS = {"transparent", "purple", "green", "orange", "yellow", "lightblue", "bl
 LABEL_RE = re.compile(r"^(?P<name>.*) \(tid (?P<tid>\d+)\)$")
 ROW_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)\s+([\d.]+)  (.*)$")
 FUNC_RE = re.compile(r"^(?P<name>.*) \((?P<file>.*):(?P<line>-?\d+)\)$")
+# a native or kernel function: "name [module]" (do_syscall_64 [kernel], deflate_slow [libz.so.1])
+KIND_FUNC_RE = re.compile(r"^(?P<name>.*) (?P<file>\[[^\]]*\])$")
 SYNTHETIC_OFF = {"<off-CPU>", "<waiting for GIL>"}
 MAX_OUTPUTS = 16  # -o options a capture takes
 
@@ -582,7 +584,11 @@ def parse_jsonl(name):
             need(o["id"] == len(frames), "frame id %r" % o["id"])
             need(o["name"] in strs and o["file"] in strs, "frame strings not defined yet")
             need(o["line"] is None or is_int(o["line"]), "frame line")
-            frames[o["id"]] = (strs[o["name"]], strs[o["file"]], o["first_line"], o["line"])
+            need(o.get("kind", "python") in ("python", "native", "kernel"), "frame kind %r" % o.get("kind"))
+            file = strs[o["file"]]
+            if o.get("kind") == "native":      # as the table shows it: [library file name]
+                file = "[%s]" % file.rsplit("/", 1)[-1]
+            frames[o["id"]] = (strs[o["name"]], file, o["first_line"], o["line"])
         elif t == "stack":
             need(o["id"] == len(stacks), "stack id")
             need(o["thread"] in threads, "stack thread %r not defined yet" % o["thread"])
@@ -643,12 +649,12 @@ def parse_txt(name):
     for line in lines[head + 1:]:
         m = ROW_RE.match(line)
         need(m, "row %r" % line)
-        fm = FUNC_RE.match(m.group(7))
+        fm = FUNC_RE.match(m.group(7)) or KIND_FUNC_RE.match(m.group(7))
         need(fm, "function %r" % m.group(7))
         rows.append({"own": int(m.group(1)), "total": int(m.group(2)), "own_pct": float(m.group(3)),
                      "total_pct": float(m.group(4)), "own_ms": float(m.group(5)),
                      "total_ms": float(m.group(6)), "func": m.group(7), "name": fm.group("name"),
-                     "file": fm.group("file"), "line": int(fm.group("line"))})
+                     "file": fm.group("file"), "line": int(fm.groupdict().get("line") or 0)})
     return lines[:head], rows
 
 
@@ -705,6 +711,9 @@ def check_txt():
         own[fs[-1][:3]] += s["count"]
         for key in {f[:3] for f in fs}:
             total[key] += s["count"]
+    # (wall mode: an off-CPU stack whose wait was shorter than a sample has no weight: the JSONL
+    # leaves it out, the table lists its functions with 0 samples)
+    rows = [r for r in rows if r["total"]]
     need(len(rows) == len(total), "%d rows, %d functions in the JSONL" % (len(rows), len(total)))
     for r in rows:
         key = (r["name"], r["file"], r["line"])

@@ -242,6 +242,123 @@ def test_sleep_wall(py, tag):
     return "wall: sleep %.1f%% of %d; cpu: %.1f%% of %d" % (100.0 * s / t, t, 100.0 * s2 / t2, t2)
 
 
+# ---- --kernel ---------------------------------------------------------------
+
+def is_kernel(frame):
+    return frame.endswith("_[k]")
+
+
+def test_kernel_syscalls(py, tag):
+    """Reads of /dev/zero: kernel frames right under the Python line that made the call."""
+    wl = tb.workload("syscalls.py")
+    line = tb.marked_line(wl, "READ-LINE")
+    fold, _ = capture(py + [wl, "2", "read"], ["--kernel", "-r", "499"], "kernel-" + tag)
+    at_line = with_kernel = known = 0
+    for frames, n in fold.stacks:
+        names = [tb.Folded.func(f) for f in frames]
+        if "read_zero" not in names[2:]:
+            continue
+        i = max(k for k, f in enumerate(frames) if tb.Folded.func(f) == "read_zero" and not is_kernel(f))
+        if tb.Folded.line(frames[i]) != line:
+            continue
+        at_line += n
+        below = frames[i + 1:]
+        assert all(is_kernel(f) for f in below), "not kernel frames under the read: %s" % below[:4]
+        if below:
+            with_kernel += n
+            if any(f in ("do_syscall_64_[k]", "entry_SYSCALL_64_[k]", "entry_SYSCALL_64_after_hwframe_[k]")
+                   for f in below):
+                known += n
+    assert at_line > 200, "only %d samples at READ-LINE" % at_line
+    assert with_kernel >= 0.8 * at_line, "%d of %d READ-LINE samples have kernel frames" % (with_kernel, at_line)
+    assert known >= 0.8 * with_kernel, "do_syscall_64 / entry_SYSCALL_64 in %d of %d" % (known, with_kernel)
+    kernel_leaf = sum(n for frames, n in fold.stacks if is_kernel(frames[-1]))
+    return "%.0f%% of %d READ-LINE samples with kernel frames, %.0f%% through do_syscall_64; %d kernel leaves" % (
+        100.0 * with_kernel / at_line, at_line, 100.0 * known / max(1, with_kernel), kernel_leaf)
+
+
+def test_kernel_wall(py, tag):
+    """time.sleep in wall mode: <off-CPU> at the root of the kernel part, the sleep's kernel
+    path below it (clock_nanosleep: do_nanosleep, hrtimer_nanosleep; 3.10 sleeps in select:
+    schedule_hrtimeout_range_clock), ending in schedule: the switch itself (__schedule) trimmed."""
+    wl = tb.workload("syscalls.py")
+    line = tb.marked_line(wl, "SLEEP-LINE")
+    fold, _ = capture(py + [wl, "2", "sleep"], ["--kernel", "--mode", "wall", "-r", "499"], "kwall-" + tag)
+    sleeps = {"do_nanosleep_[k]", "hrtimer_nanosleep_[k]", "common_nsleep_[k]",
+              "schedule_hrtimeout_range_clock_[k]", "do_select_[k]"}
+    off = nano = at_schedule = 0
+    for frames, n in fold.stacks:
+        # (an on-CPU sample may be in __schedule: finishing a switch in, a sample like others)
+        if "<off-CPU> (<synthetic>:0)" not in frames:
+            continue
+        assert "__schedule_[k]" not in frames and "__traceiter_sched_switch_[k]" not in frames, \
+            "untrimmed switch-out: %s" % frames[-4:]
+        i = frames.index("<off-CPU> (<synthetic>:0)")
+        if tb.Folded.func(frames[i - 1]) != "nap" or tb.Folded.line(frames[i - 1]) != line:
+            continue
+        assert all(is_kernel(f) for f in frames[i + 1:]), "not kernel frames under <off-CPU>: %s" % frames[i:]
+        off += n
+        if sleeps & set(frames[i + 1:]):
+            nano += n
+        if frames[-1] == "schedule_[k]":
+            at_schedule += n
+    assert off > 500, "only %d off-CPU samples at SLEEP-LINE" % off
+    assert nano >= 0.8 * off, "a sleep's kernel path in %d of %d" % (nano, off)
+    assert at_schedule >= 0.8 * off, "%d of %d end in schedule_[k]" % (at_schedule, off)
+    return "%d off-CPU samples at SLEEP-LINE, %.0f%% in a sleep's kernel path, %.0f%% end in schedule" % (
+        off, 100.0 * nano / off, 100.0 * at_schedule / off)
+
+
+def test_kernel_hidden():
+    """kptr_restrict=2 (set here, restored): one [kernel] frame per kernel part and the summary
+    line saying why."""
+    old = open("/proc/sys/kernel/kptr_restrict").read().strip()
+    out = os.path.join(TMP, "khidden.folded")
+    try:
+        with open("/proc/sys/kernel/kptr_restrict", "w") as f:
+            f.write("2")
+        r = tb.run(["-r", "499", "--kernel", "-o", out, "--", sys.executable, tb.workload("syscalls.py"),
+                    "1.5", "read"])
+    finally:
+        with open("/proc/sys/kernel/kptr_restrict", "w") as f:
+            f.write(old)
+    assert r.returncode == 0, r.stderr
+    assert "kernel symbols hidden: kptr_restrict=2 or no CAP_SYSLOG" in r.stderr, r.stderr[-400:]
+    fold = tb.Folded(out)
+    kernel = [f for frames, _ in fold.stacks for f in frames if is_kernel(f)]
+    assert kernel and set(kernel) == {"[kernel]_[k]"}, "kernel frames: %s" % sorted(set(kernel))[:5]
+    one = all(sum(is_kernel(f) for f in frames) <= 1 for frames, _ in fold.stacks)
+    assert one, "more than one [kernel] frame in a stack"
+    n = sum(c for frames, c in fold.stacks if is_kernel(frames[-1]))
+    return "%d samples end in [kernel]_[k], summary says kptr_restrict=2 (restored to %s)" % (n, old)
+
+
+def test_kernel_render():
+    """A --kernel capture (version 2) renders like the capture itself, kinds in every format."""
+    tbp, folded, js = (os.path.join(TMP, "krender" + e) for e in (".tbp", ".folded", ".json"))
+    r = tb.run(["-q", "-r", "499", "--kernel", "-o", tbp, "-o", folded, "--", sys.executable,
+                tb.workload("syscalls.py"), "1.5", "read"])
+    assert r.returncode == 0, r.stderr
+    with open(tbp, "rb") as f:
+        assert f.read(10)[8] == 2, "not a version 2 capture"
+    again, rjs, rtxt = (os.path.join(TMP, "krender-r" + e) for e in (".folded", ".json", ".txt"))
+    r = tb.run(["render", tbp, "-o", again, "-o", rjs, "-o", rtxt])
+    assert r.returncode == 0, r.stderr
+    assert open(folded).read() == open(again).read(), "the rendered .folded differs from the capture's"
+    assert "  kernel: " in r.stderr, "no kernel line in the summary"
+    data = json.load(open(rjs))
+    kinds = set()
+
+    def walk(n):
+        kinds.add(n.get("kind"))
+        for c in n.get("children", []):
+            walk(c)
+    walk(data["tree"])
+    assert "kernel" in kinds and data["meta"]["kernel_stacks"]["enabled"], "kinds %s" % kinds
+    assert "[kernel]" in open(rtxt).read()
+    return "version 2; .folded identical after render; kinds %s" % sorted(k for k in kinds if k)
+
+
 def test_gc_exception(py, tag):
     data, fold = capture_json(py, "gc_exc.py", ["1.5"], ["-r", "499"], "gc-" + tag)
     gc_samples = sum(n for frames, n in fold.stacks if frames[-1].startswith("<GC>"))
@@ -940,7 +1057,8 @@ def main():
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
         for fn in (test_slices, test_threads, test_deep, test_attach, test_gil_wall, test_gil_mode,
-                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_parallel):
+                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_parallel,
+                   test_kernel_syscalls, test_kernel_wall):
             if only and only not in fn.__name__:
                 continue
             if fn is test_parallel and not free_threaded(tag):
@@ -958,7 +1076,7 @@ def main():
             check("test_diff %s" % tag, test_diff, argv, tag)
     for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output, test_version, test_live_is_top,
-               test_command_words, test_summary_rows):
+               test_command_words, test_summary_rows, test_kernel_hidden, test_kernel_render):
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn)

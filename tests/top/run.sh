@@ -4,7 +4,8 @@
 # change sort and filter, the opcode panel names spin's instructions, no line
 # is wider than the pane, a resize re-lays the screen, and q / Ctrl-C /
 # SIGTERM leave the program with the terminal restored (main screen, cursor
-# shown, canonical mode with echo).  Prints "N passed, N failed" last.
+# shown, canonical mode with echo); with --kernel, kernel functions are
+# listed with their module.  Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-/usr/bin/python3.11}
@@ -148,6 +149,22 @@ tpid=$(top_pid $s)
 cpid=$(pgrep -P "${tpid:-0}" | head -1)
 T send-keys -t $s C-c
 check_left $s "Ctrl-C" "$tpid" "$cpid"
+
+# --- --kernel: kernel functions with their module ---------------------------
+s=kernel
+start $s "./tachyon-bpf top --kernel -r 499 -- $PY tests/workloads/syscalls.py 20 read"
+wait_for $s '\[kernel\] +read_zero' 8
+check "--kernel: read_zero listed with the [kernel] module" $? "$(screen $s)"
+check "--kernel: header has a Module column" "$(line $s 4 | grep -q 'Module'; echo $?)" "$(line $s 4)"
+T send-keys -t $s t
+wait_for $s '\[kernel\] +do_syscall_64' 5
+check "--kernel t: do_syscall_64 by total" $? "$(screen $s)"
+check "--kernel: read_zero (Python) listed with its file" "$(screen $s | grep -q 'read_zero (.*py:'; echo $?)" "$(screen $s)"
+check "--kernel 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
+tpid=$(top_pid $s)
+cpid=$(pgrep -P "${tpid:-0}" | head -1)
+T send-keys -t $s q
+check_left $s "--kernel q" "$tpid" "$cpid"
 
 # --- not a terminal ---------------------------------------------------------
 err=$(./tachyon-bpf top -- "$PY" "$WORK" 1 2>&1 >/dev/null)

@@ -1,6 +1,6 @@
 /* helpers.h: building blocks shared by the cmocka unit tests: a process of a
  * synthetic profile, ring-buffer records as the BPF program sends them, a
- * writer's output in memory, protobuf varints.  Header-only: every test is
+ * writer's output in memory, protobuf varints, native and kernel counts.  Header-only: every test is
  * one translation unit (include after <cmocka.h>). */
 #ifndef TB_TEST_HELPERS_H
 #define TB_TEST_HELPERS_H
@@ -69,6 +69,21 @@ static inline void th_add_stack(struct tb_profile *p, uint32_t pid, uint32_t tid
 		f[0].opcode = (uint8_t)opcode;
 	}
 	th_send(p, &h, f, count);
+}
+
+/* The native and kernel counts of p, in the order of the capture's metadata:
+ * kernel samples and frames, native samples and frames, merged, unmerged,
+ * native walks truncated, native walks that ended for reason 1. */
+static inline void th_frame_counts(struct tb_profile *p, const uint64_t c[8])
+{
+	p->kernel_samples = c[0];
+	p->kernel_frames = c[1];
+	p->native_samples = c[2];
+	p->native_frames = c[3];
+	p->merged = c[4];
+	p->unmerged = c[5];
+	p->native_truncated = c[6];
+	p->native_stop[1] = c[7];
 }
 
 /* What writer w writes for p, NUL-terminated; *len gets its length. */

@@ -1,9 +1,12 @@
 /* test_capture.c: capture files: a synthetic profile written with
- * tb_write_capture and read back renders identically in every format, and
+ * tb_write_capture and read back renders identically in every format (one
+ * with native and kernel frames as version 2, one without as version 1), and
  * the reader refuses (cleanly, with one sentence) or survives every damaged
  * file: empty, bad magic, future version, each truncation, thousands of
  * seeded byte flips (of the file and of the decompressed payload), lying
- * sizes and counts, out-of-range indices, unterminated strings. */
+ * sizes and counts, out-of-range indices, unterminated strings, version 2
+ * fields in a version 1 file, native or kernel functions with a pid or
+ * lines, stacks over the depth limit of their version. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -158,10 +161,81 @@ static void assert_same_output(int (*w)(const struct tb_profile *, FILE *),
 	free(y);
 }
 
+/* q, read from p's capture, renders as p does; its capture is the same file. */
+static void assert_same_renders(const struct tb_profile *p, const struct tb_profile *q)
+{
+	struct bytes b, b2;
+
+	assert_same_output(tb_write_folded, p, q);
+	assert_same_output(tb_write_tree_json, p, q);
+	assert_same_output(tb_write_speedscope, p, q);
+	assert_same_output(tb_write_pprof, p, q);
+	b = capture_bytes(p);
+	b2 = capture_bytes(q);
+	assert_int_equal(b.n, b2.n);
+	assert_memory_equal(b.d, b2.d, b.n);
+	free(b.d);
+	free(b2.d);
+}
+
+/* build_profile, and native and kernel frames: version 2. */
+static void build_profile_v2(struct tb_profile *p)
+{
+	uint32_t k, n, off;
+	struct tb_sframe f[4];
+
+	build_profile(p);
+	p->kernel = p->native = 1;
+	p->kstack.hidden = 1;
+	p->kstack.kptr_restrict = 2;
+	th_frame_counts(p, (const uint64_t[8]){ 3, 4, 5, 6, 7, 8, 9, 10 });
+	p->off_cpu_records = 11;
+	k = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffff81100000ull, "do_syscall_64", "[kernel]");
+	n = tb_sym_function(&p->sym, TB_CODE_NATIVE, 0x7f0000001000ull, "qsort_r", "/lib/libc.so.6");
+	off = tb_sym_insert(&p->sym, 0, 0x9000, 0, 0, "<off-CPU>", "<synthetic>", 0, NULL, 0);
+	f[0] = (struct tb_sframe){ k, -2, 0, 0 };
+	f[1] = (struct tb_sframe){ off, -2, 0, 0 };
+	f[2] = (struct tb_sframe){ n, -2, 0, 0 };
+	f[3] = (struct tb_sframe){ 1, 46, 0x40, 1 };
+	tb_profile_add_stack(p, 0, 0, f, 4, 6);
+	p->python_samples += 6;
+}
+
+static void test_round_trip_v2(void **state)
+{
+	struct tb_profile p, q, v1;
+	struct bytes b;
+	char err[256];
+
+	(void)state;
+	build_profile(&v1);
+	b = capture_bytes(&v1);
+	assert_int_equal(b.d[8], 1);              /* nothing of version 2: version 1 */
+	free(b.d);
+	tb_profile_free(&v1);
+	build_profile_v2(&p);
+	b = capture_bytes(&p);
+	assert_int_equal(b.d[8], 2);
+	assert_int_equal(tb_read_capture_mem(b.d, b.n, &q, err, sizeof(err)), 0);
+	assert_true(q.kernel && q.native && q.kstack.hidden);
+	assert_int_equal(q.kstack.kptr_restrict, 2);
+	assert_true(q.kernel_samples == 3 && q.kernel_frames == 4 && q.native_samples == 5 &&
+		    q.native_frames == 6 && q.merged == 7 && q.unmerged == 8 && q.native_truncated == 9 &&
+		    q.native_stop[1] == 10 && q.off_cpu_records == 11);
+	assert_int_equal(q.sym.n, p.sym.n);
+	for (uint32_t i = 0; i < p.sym.n; i++)
+		assert_int_equal(q.sym.codes[i].kind, p.sym.codes[i].kind);
+	assert_int_equal(q.sym.codes[p.sym.n - 3].kind, TB_CODE_KERNEL);
+	assert_int_equal(q.sym.codes[p.sym.n - 2].kind, TB_CODE_NATIVE);
+	assert_same_renders(&p, &q);
+	free(b.d);
+	tb_profile_free(&p);
+	tb_profile_free(&q);
+}
+
 static void test_round_trip(void **state)
 {
 	struct tb_profile p, q;
-	struct bytes b, b2;
 	char err[256] = "", path[] = "/tmp/tb-capture-XXXXXX";
 	int fd;
 	FILE *f;
@@ -227,17 +301,7 @@ static void test_round_trip(void **state)
 			assert_int_equal(fq[d].has_opcode, fp[d].has_opcode);
 		}
 	}
-	assert_same_output(tb_write_folded, &p, &q);
-	assert_same_output(tb_write_tree_json, &p, &q);
-	assert_same_output(tb_write_speedscope, &p, &q);
-	assert_same_output(tb_write_pprof, &p, &q);
-	/* and the capture of the capture is the same file */
-	b = capture_bytes(&p);
-	b2 = capture_bytes(&q);
-	assert_int_equal(b.n, b2.n);
-	assert_memory_equal(b.d, b2.d, b.n);
-	free(b.d);
-	free(b2.d);
+	assert_same_renders(&p, &q);
 	tb_profile_free(&p);
 	tb_profile_free(&q);
 }
@@ -289,8 +353,8 @@ static void put_le(unsigned char *d, uint64_t v, int bytes)
 		d[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* A capture file around a (possibly hand-made) payload. */
-static struct bytes wrap(const unsigned char *pay, size_t n)
+/* A capture file of this version around a (possibly hand-made) payload. */
+static struct bytes wrap(const unsigned char *pay, size_t n, unsigned version)
 {
 	uLongf zlen = compressBound(n);
 	struct bytes b;
@@ -299,7 +363,7 @@ static struct bytes wrap(const unsigned char *pay, size_t n)
 	assert_non_null(b.d);
 	assert_int_equal(compress2(b.d + TB_CAP_HEADER_SIZE, &zlen, pay, n, 6), Z_OK);
 	memcpy(b.d, TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
-	put_le(b.d + 8, TB_CAP_VERSION, 2);
+	put_le(b.d + 8, version, 2);
 	put_le(b.d + 10, TB_CAP_FLAG_ZLIB, 2);
 	put_le(b.d + 12, 0, 4);
 	put_le(b.d + 16, n, 8);
@@ -338,7 +402,7 @@ static void test_header_errors(void **state)
 	expect_fail(b.d, 0, "empty");
 	expect_fail(junk, sizeof(junk), "bad magic");
 	memcpy(c.d, b.d, b.n);
-	c.d[8] = 2; /* future version */
+	c.d[8] = TB_CAP_VERSION + 1; /* future version */
 	expect_fail(c.d, b.n, "newer");
 	c.d[8] = 0;
 	expect_fail(c.d, b.n, "corrupt");
@@ -371,51 +435,64 @@ static void test_header_errors(void **state)
 	free(c.d);
 }
 
-static void test_random_flips(void **state)
+/* FLIPS damaged copies of the capture b: flips in the file (file: nearly all
+ * caught by zlib), or in its payload, re-wrapped (they reach the parser).
+ * How many still read (and render). */
+static unsigned flips(const struct bytes *b, int file)
 {
-	struct tb_profile p;
-	struct bytes b, pay, c;
+	struct bytes pay = payload_of(b), c;
+	size_t n = file ? b->n : pay.n;
 	unsigned ok = 0;
 
-	(void)state;
-	build_profile(&p);
-	b = capture_bytes(&p);
-	tb_profile_free(&p);
-	pay = payload_of(&b);
-	c.d = malloc(b.n > pay.n ? b.n : pay.n);
-	/* flips in the file: nearly all caught by zlib */
+	c.d = malloc(n);
 	for (int i = 0; i < FLIPS; i++) {
-		memcpy(c.d, b.d, b.n);
-		for (int k = 1 + (int)(next_rand() % 4); k > 0; k--)
-			c.d[next_rand() % b.n] ^= (unsigned char)(1u << (next_rand() % 8));
-		ok += read_and_render(c.d, b.n) == 0;
-	}
-	/* flips in the payload, re-wrapped: they reach the parser */
-	for (int i = 0; i < FLIPS; i++) {
-		struct bytes w;
-
-		memcpy(c.d, pay.d, pay.n);
+		memcpy(c.d, file ? b->d : pay.d, n);
 		for (int k = 1 + (int)(next_rand() % 4); k > 0; k--) {
-			size_t at = next_rand() % pay.n;
+			size_t at = next_rand() % n;
 
-			if (next_rand() % 4 == 0)
+			if (!file && next_rand() % 4 == 0)
 				c.d[at] = (unsigned char)next_rand(); /* a whole byte */
 			else
 				c.d[at] ^= (unsigned char)(1u << (next_rand() % 8));
 		}
-		w = wrap(c.d, pay.n);
-		ok += read_and_render(w.d, w.n) == 0;
-		free(w.d);
+		if (file) {
+			ok += read_and_render(c.d, n) == 0;
+		} else {
+			struct bytes w = wrap(c.d, n, b->d[8]);
+
+			ok += read_and_render(w.d, w.n) == 0;
+			free(w.d);
+		}
 	}
-	print_message("byte flips: %u of %d damaged captures still read\n", ok, 2 * FLIPS);
 	free(c.d);
 	free(pay.d);
-	free(b.d);
+	return ok;
+}
+
+static void test_random_flips(void **state)
+{
+	void (*build[])(struct tb_profile *) = { build_profile, build_profile_v2 };
+
+	(void)state;
+	for (int v = 0; v < 2; v++) {
+		struct tb_profile p;
+		struct bytes b;
+		unsigned file, payload;
+
+		build[v](&p);
+		b = capture_bytes(&p);
+		tb_profile_free(&p);
+		file = flips(&b, 1);
+		payload = flips(&b, 0);
+		print_message("version %u: byte flips: %u of %d damaged files, %u of %d damaged payloads still read\n",
+			      b.d[8], file, FLIPS, payload, FLIPS);
+		free(b.d);
+	}
 }
 
 /* Hand-made payloads: a little writer. */
 struct pw {
-	unsigned char d[4096];
+	unsigned char d[32768];
 	size_t n;
 };
 
@@ -434,7 +511,7 @@ static void w_str(struct pw *w, const char *s, size_t len, int nul)
 	w->d[w->n++] = nul ? 0 : 'x';
 }
 
-static void w_meta(struct pw *w)
+static void w_meta(struct pw *w, unsigned version, uint32_t flags, int32_t kptr)
 {
 	w->n = 0;
 	w_le(w, 99, 4);
@@ -442,8 +519,15 @@ static void w_meta(struct pw *w)
 	for (int i = 0; i < 16; i++) /* duration .. off_cpu_samples: zero */
 		w_le(w, 0, 8);
 	w_le(w, 0, 4);
-	w_le(w, 0, 4);
+	w_le(w, flags, 4);
 	w_le(w, 0, 8); /* min_fraction 0.0 */
+	if (version < 2)
+		return;
+	for (int i = 0; i < 15; i++) /* kernel_samples .. native_stop[7] */
+		w_le(w, (uint64_t)i, 8);
+	w_le(w, (uint32_t)kptr, 4);
+	w_le(w, 0, 4);
+	w_le(w, 0, 8); /* off_cpu_records */
 }
 
 static void w_process(struct pw *w, uint32_t pid)
@@ -472,18 +556,34 @@ static void w_thread(struct pw *w, uint32_t pid, uint32_t name)
 		w_le(w, 1, 8);
 }
 
+/* A code object (flags: TB_CAP_CODE_*) with tlen bytes of line table. */
+static void w_code_obj(struct pw *w, uint32_t pid, uint64_t addr, uint16_t id, unsigned flags,
+		       unsigned minor, uint32_t name, int32_t first, uint32_t tlen)
+{
+	w_le(w, pid, 4);
+	w_le(w, addr, 8);
+	w_le(w, id, 2);
+	w_le(w, flags, 1);
+	w_le(w, minor, 1);
+	w_le(w, name, 4);
+	w_le(w, name, 4);
+	w_le(w, (uint32_t)first, 4);
+	w_le(w, 0, 4);
+	w_le(w, tlen, 4);
+	for (uint32_t i = 0; i < tlen; i++)
+		w_le(w, 0x80, 1);
+}
+
+/* A Python code object of pid 1 named by string `name`. */
 static void w_code(struct pw *w, uint32_t name)
 {
-	w_le(w, 1, 4);
-	w_le(w, 0x1000, 8);
-	w_le(w, 1, 2);
-	w_le(w, 1, 1);
-	w_le(w, 11, 1);
-	w_le(w, name, 4);
-	w_le(w, name, 4);
-	w_le(w, 1, 4);
-	w_le(w, 0, 4);
-	w_le(w, 0, 4);
+	w_code_obj(w, 1, 0x1000, 1, TB_CAP_CODE_RESOLVED, 11, name, 1, 0);
+}
+
+/* A native or kernel function named "f" (flags: TB_CAP_CODE_*): pid, line table as given. */
+static void w_function(struct pw *w, unsigned flags, uint32_t pid, uint32_t tlen)
+{
+	w_code_obj(w, pid, 0xffffffff81100000ull, 0, flags, 0, 1, 0, tlen);
 }
 
 static void w_stack(struct pw *w, uint32_t thread, uint16_t depth, uint32_t code)
@@ -492,7 +592,7 @@ static void w_stack(struct pw *w, uint32_t thread, uint16_t depth, uint32_t code
 	w_le(w, 0, 2);
 	w_le(w, depth, 2);
 	w_le(w, 3, 8);
-	for (uint16_t i = 0; i < depth && depth <= TB_MAX_FRAMES; i++) {
+	for (uint16_t i = 0; i < depth && depth <= TB_MAX_STACK; i++) {
 		w_le(w, code, 4);
 		w_le(w, 0, 4);
 		w_le(w, 0, 1);
@@ -500,16 +600,24 @@ static void w_stack(struct pw *w, uint32_t thread, uint16_t depth, uint32_t code
 	}
 }
 
-/* strings: "", "f"; one process, thread, code, stack (by default) */
+/* strings: "", "f"; one process, thread, code, stack (by default); the V2_
+ * cases are version 2 files with a kernel function as a second code object */
 enum { BAD_NONE, BAD_STR_NUL, BAD_STR0, BAD_THREAD_NAME, BAD_THREAD_PID, BAD_CODE_NAME,
        BAD_STACK_THREAD, BAD_STACK_CODE, BAD_STACK_DEPTH, BAD_COUNT_STACKS, BAD_COUNT_STRS,
-       BAD_COUNT_CODES, BAD_TRAILING, BAD_MODE, BAD_FRACTION, BAD_STACK_DEPTH0 };
+       BAD_COUNT_CODES, BAD_TRAILING, BAD_MODE, BAD_FRACTION, BAD_STACK_DEPTH0,
+       BAD_V1_KIND, BAD_V1_KERNEL_FLAG, V2_FIRST, V2_NONE = V2_FIRST, V2_DEEP, BAD_V2_LINES,
+       BAD_V2_PID, BAD_V2_BOTH_KINDS, BAD_V2_DEPTH, BAD_V2_KPTR, BAD_V2_FLAGS };
 
 static struct bytes hand_made(int bad)
 {
 	static struct pw w;
+	unsigned version = bad >= V2_FIRST ? 2 : 1;
+	uint32_t meta_flags = bad == BAD_V1_KERNEL_FLAG ? TB_CAP_META_KERNEL :
+			      bad == BAD_V2_FLAGS ? 64 : version == 2 ? TB_CAP_META_KERNEL : 0;
+	uint16_t depth = bad == BAD_STACK_DEPTH ? 1026 : bad == BAD_STACK_DEPTH0 ? 0 :
+			 bad == V2_DEEP ? 1300 : bad == BAD_V2_DEPTH ? TB_MAX_STACK + 1 : 2;
 
-	w_meta(&w);
+	w_meta(&w, version, meta_flags, bad == BAD_V2_KPTR ? 7 : 1);
 	if (bad == BAD_MODE)
 		put_le(w.d + 136, 9, 4);
 	if (bad == BAD_FRACTION)
@@ -521,15 +629,17 @@ static struct bytes hand_made(int bad)
 	w_process(&w, 10);
 	w_le(&w, 1, 4);
 	w_thread(&w, bad == BAD_THREAD_PID ? 11 : 10, bad == BAD_THREAD_NAME ? 2 : 1);
-	w_le(&w, bad == BAD_COUNT_CODES ? 0x80000000u : 1, 4);
+	w_le(&w, bad == BAD_COUNT_CODES ? 0x80000000u : version == 2 || bad == BAD_V1_KIND ? 2 : 1, 4);
 	w_code(&w, bad == BAD_CODE_NAME ? 7 : 1);
+	if (version == 2 || bad == BAD_V1_KIND)
+		w_function(&w, bad == BAD_V2_BOTH_KINDS ? 7 : TB_CAP_CODE_RESOLVED | TB_CAP_CODE_KERNEL,
+			   bad == BAD_V2_PID ? 10 : 0, bad == BAD_V2_LINES ? 8 : 0);
 	w_le(&w, bad == BAD_COUNT_STACKS ? 0xffffffffu : 1, 4); /* 2^32 - 1 stacks */
-	w_stack(&w, bad == BAD_STACK_THREAD ? 1 : 0,
-		bad == BAD_STACK_DEPTH ? 1026 : bad == BAD_STACK_DEPTH0 ? 0 : 2,
-		bad == BAD_STACK_CODE ? 1 : 0);
+	w_stack(&w, bad == BAD_STACK_THREAD ? 1 : 0, depth,
+		bad == BAD_STACK_CODE ? 1 + (version == 2) : version == 2 ? 1 : 0);
 	if (bad == BAD_TRAILING)
 		w_le(&w, 0, 1);
-	return wrap(w.d, w.n);
+	return wrap(w.d, w.n, version);
 }
 
 static void test_hand_made_payloads(void **state)
@@ -550,6 +660,14 @@ static void test_hand_made_payloads(void **state)
 		{ BAD_TRAILING, "unexpected bytes" },
 		{ BAD_MODE, "mode" },
 		{ BAD_FRACTION, "fraction" },
+		{ BAD_V1_KIND, "invalid flags" },          /* a kernel function needs version 2 */
+		{ BAD_V1_KERNEL_FLAG, "invalid flags" },
+		{ BAD_V2_LINES, "lines" },
+		{ BAD_V2_PID, "pid" },
+		{ BAD_V2_BOTH_KINDS, "invalid flags" },
+		{ BAD_V2_DEPTH, "1413 frames" },
+		{ BAD_V2_KPTR, "kptr_restrict" },
+		{ BAD_V2_FLAGS, "invalid flags" },
 	};
 	struct tb_profile q;
 	struct bytes b;
@@ -563,6 +681,18 @@ static void test_hand_made_payloads(void **state)
 	assert_string_equal(folded, "py (pid 10);f (tid 1);f (f:1);f (f:1) 3\n");
 	free(folded);
 	tb_profile_free(&q);
+	free(b.d);
+	/* version 2: a kernel function; a stack deeper than version 1 allows */
+	b = hand_made(V2_NONE);
+	assert_int_equal(tb_read_capture_mem(b.d, b.n, &q, err, sizeof(err)), 0);
+	folded = render(tb_write_folded, &q, NULL);
+	assert_string_equal(folded, "py (pid 10);f (tid 1);f_[k];f_[k] 3\n");
+	assert_true(q.kernel && !q.native && q.kstack.kptr_restrict == 1);
+	free(folded);
+	tb_profile_free(&q);
+	free(b.d);
+	b = hand_made(V2_DEEP);
+	assert_int_equal(read_and_render(b.d, b.n), 0);
 	free(b.d);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		b = hand_made(cases[i].bad);
@@ -684,6 +814,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_header_errors),
 		cmocka_unit_test(test_random_flips),
+		cmocka_unit_test(test_round_trip_v2),
 		cmocka_unit_test(test_hand_made_payloads),
 		cmocka_unit_test(test_extensions),
 		cmocka_unit_test(test_speedscope_wins_over_json),

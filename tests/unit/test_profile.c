@@ -2,7 +2,9 @@
  * the call tree (per-thread values, pruning) and its JSON export, on
  * synthetic records with pre-registered code objects (no target reads);
  * process records under churn (ends, drops, pid reuse, exec) and the
- * (pid, tid) lookups. */
+ * (pid, tid) lookups; kernel words named from a kallsyms fixture (return
+ * addresses at pc-1, a switch-out trimmed up to __schedule with <off-CPU>
+ * at the root of the kernel part, unknown addresses, hidden symbols). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "out/format.h"
 #include "model/profile.h"
 #include "model/tree.h"
+#include "proc/kallsyms.h"
 #include "helpers.h"
 
 #define PID 4242
@@ -427,6 +431,141 @@ static void test_thread_lookup(void **state)
 	tb_profile_free(&p);
 }
 
+/* A record with kernel words: header, nk PCs (leaf first), n frames. */
+static int send_kernel(struct tb_profile *p, uint16_t flags, const uint64_t *pcs, uint16_t nk,
+		       const uint64_t *codes, int n, uint64_t count)
+{
+	struct {
+		struct tb_sample_hdr h;
+		__u64 w[8];
+		struct tb_frame f[4];
+	} r;
+	int rc = 0;
+
+	assert_true(nk <= 8 && n <= 4);
+	memset(&r, 0, sizeof(r));
+	r.h.pid = PID;
+	r.h.tid = 1;
+	r.h.time_ns = 1000;
+	r.h.flags = flags;
+	r.h.nkernel = nk;
+	r.h.depth = (uint16_t)n;
+	memcpy(r.w, pcs, nk * sizeof(__u64));
+	for (int i = 0; i < n; i++) {
+		r.w[nk + 2 * i] = codes[i];                               /* tb_frame.code */
+		r.w[nk + 2 * i + 1] = (uint64_t)(uint32_t)-2 | (uint64_t)(codes[i] >> 12) << 32 |
+				      (uint64_t)TB_FF_NO_OPCODE << 56;       /* offset, code_id, flags */
+	}
+	for (uint64_t c = 0; c < count && !rc; c++)
+		rc = tb_profile_add_record(p, &r, sizeof(r.h) + (nk + 2 * (size_t)n) * 8);
+	return rc;
+}
+
+static const char KSYMS[] =
+	"ffffffff81000000 T _text\n"
+	"ffffffff81000100 T entry_SYSCALL_64_after_hwframe\n"
+	"ffffffff81100000 T do_syscall_64\n"
+	"ffffffff81200000 T ksys_read\n"
+	"ffffffff81300000 t read_zero\n"
+	"ffffffff81400000 T __traceiter_sched_switch\n"
+	"ffffffff81500000 t __schedule\n"
+	"ffffffff81600000 T schedule\n"
+	"ffffffff81700000 T do_nanosleep\n"
+	"ffffffff81800000 T _etext\n"
+	"ffffffffc0a00000 t bpf_trampoline_6442\t[bpf]\n";
+
+static void load_ksyms(struct tb_ksyms *k, const char *text)
+{
+	char path[] = "/tmp/tb-test-ksyms-XXXXXX", err[256];
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	if (tb_ksyms_load(k, path, err, sizeof(err)))
+		fail_msg("%s", err);
+	unlink(path);
+}
+
+/* The folded line of a stack of thread 1 under main > work, then these frames. */
+#define MAIN_WORK(rest) "python3.11 (pid 4242);thread (tid 1);main (/app.py:10);work (/app.py:20);" rest
+
+static void test_kernel_frames(void **state)
+{
+	const uint64_t mw[] = { 0x2000, 0x1000 };
+	/* leaf exact; the return address right after do_syscall_64's last call is
+	 * ksys_read's first byte: named at pc-1, do_syscall_64 */
+	const uint64_t read[] = { 0xffffffff81300010ull, 0xffffffff81200000ull, 0xffffffff81000180ull };
+	const uint64_t sw[] = { 0xffffffffc0a00040ull, 0xffffffff81400020ull, 0xffffffff81500100ull,
+				0xffffffff81600010ull, 0xffffffff81700030ull };
+	const uint64_t unknown[] = { 0xffffffff80000000ull };
+	struct tb_profile p;
+	struct tb_ksyms k;
+	char *folded;
+
+	(void)state;
+	setup_profile(&p);
+	load_ksyms(&k, KSYMS);
+	tb_profile_set_ksyms(&p, &k, 0);
+	p.kernel = 1;
+	assert_int_equal(send_kernel(&p, 0, read, 3, mw, 2, 2), 0);
+	assert_int_equal(send_kernel(&p, TB_F_OFF_CPU, sw, 5, mw, 2, 1), 0);
+	assert_int_equal(send_kernel(&p, 0, unknown, 1, mw, 2, 1), 0);
+	assert_int_equal(send_kernel(&p, TB_F_GC, read, 1, mw, 2, 1), 0);
+	folded = render(tb_write_folded, &p);
+	assert_string_equal(folded,
+		MAIN_WORK("<GC> (<synthetic>:0);read_zero_[k] 1\n")
+		MAIN_WORK("<off-CPU> (<synthetic>:0);do_nanosleep_[k];schedule_[k] 0\n")
+		MAIN_WORK("[unknown]_[k] 1\n")
+		MAIN_WORK("entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];read_zero_[k] 2\n"));
+	free(folded);
+	assert_int_equal(p.kernel_samples, 5);
+	assert_int_equal(p.kernel_frames, 3 * 2 + 2 + 1 + 1);
+	assert_int_equal(p.python_samples, 4);
+	/* one code entry per kernel function, however many addresses in it */
+	assert_int_equal(send_kernel(&p, 0, (const uint64_t[]){ 0xffffffff81300020ull }, 1, mw, 2, 1), 0);
+	{
+		uint32_t kernel = 0;
+
+		for (uint32_t i = 0; i < p.sym.n; i++)
+			kernel += p.sym.codes[i].kind == TB_CODE_KERNEL;
+		/* read_zero, do_syscall_64, entry, schedule, do_nanosleep, [unknown], and the
+		 * trimmed bpf_trampoline_6442, __traceiter_sched_switch, __schedule */
+		assert_int_equal(kernel, 9);
+	}
+	/* too many kernel words, or fewer bytes than they need: malformed */
+	{
+		struct { struct tb_sample_hdr h; __u64 w[2]; } r;
+
+		memset(&r, 0, sizeof(r));
+		r.h.pid = PID;
+		r.h.nkernel = TB_MAX_KERNEL + 1;
+		assert_int_equal(tb_profile_add_record(&p, &r, sizeof(r)), -1);
+		r.h.nkernel = 3;
+		assert_int_equal(tb_profile_add_record(&p, &r, sizeof(r)), -1);
+	}
+	tb_profile_free(&p);
+	tb_ksyms_free(&k);
+
+	/* kptr_restrict: every address 0; the kernel part is one [kernel] frame */
+	setup_profile(&p);
+	load_ksyms(&k, "0000000000000000 T _text\n0000000000000000 T do_syscall_64\n");
+	assert_true(k.hidden);
+	tb_profile_set_ksyms(&p, &k, 2);
+	assert_true(p.kstack.hidden);
+	assert_int_equal(send_kernel(&p, 0, read, 3, mw, 2, 3), 0);
+	assert_int_equal(send_kernel(&p, TB_F_OFF_CPU, sw, 5, mw, 2, 1), 0);
+	folded = render(tb_write_folded, &p);
+	assert_string_equal(folded,
+		MAIN_WORK("<off-CPU> (<synthetic>:0);[kernel]_[k] 0\n")
+		MAIN_WORK("[kernel]_[k] 3\n"));
+	free(folded);
+	assert_int_equal(p.kernel_frames, 4);
+	tb_profile_free(&p);
+	tb_ksyms_free(&k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_fork_child_inherits),
 		cmocka_unit_test(test_fork_storm_bounded),
 		cmocka_unit_test(test_thread_lookup),
+		cmocka_unit_test(test_kernel_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

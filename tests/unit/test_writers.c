@@ -2,7 +2,8 @@
  * (out/format.c), on synthetic profiles: all zero; empty; two threads with an
  * off-CPU stack weighted at wake-up, <GC>, truncated and partial stacks and
  * opcodes; the same by line; hostile names (invalid UTF-8, control
- * characters, </script>, quotes, newlines); a very deep stack.  Each output
+ * characters, </script>, quotes, newlines); a very deep stack; every kind of
+ * frame (kernel, native, a callback sandwich, hidden kernel symbols).  Each output
  * is checked by the syntax the table gives it (strict JSON (json_check.h),
  * JSON Lines, lines without control characters, lines ending in counts, a
  * page whose embedded data inflates to JSON, gzip'ed protobuf, a capture
@@ -10,7 +11,8 @@
  * round-tripped: output(p) must equal output(read_capture(write_capture(p)))
  * byte for byte.  The diff writers the same on (p, p) and (p, q).  Then the
  * subjects of the former test_exports.c: the JSONL, pstats (sort, limit) and
- * gecko writers in detail, and the table's lookups and lists. */
+ * gecko writers in detail, and the table's lookups and lists; how each format
+ * shows native and kernel frames, the summary's counts, diffs matching them. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -518,6 +520,80 @@ static void build_deep(struct tb_profile *p)
 	add_flags(p, 2, 1, codes + TB_MAX_FRAMES - 1, 5, 0, -1);
 }
 
+/* Every kind of frame, as --kernel and --native give them: kernel frames
+ * below a Python frame (a system call), native frames (one stripped, named
+ * lib+0xSTART) below one, a callback sandwich (Python, native, Python), an
+ * off-CPU stack with <off-CPU> at the root of its kernel part, a [kernel]
+ * frame (hidden symbols), a stack of native and kernel frames only, names
+ * a target or a module controls.  native_module: the path of libz (another
+ * directory matches by file name in diffs). */
+static void kinds_profile(struct tb_profile *p, const char *native_module)
+{
+	enum { MAIN, WORK, CB, RZ, VFS, SYS, ENTRY, SCHED, NANO, NFT, HIDDEN, QSORT, DEFL, STRIP, ODD, OFF,
+	       NCODES };
+	uint32_t c[NCODES], t1, t2;
+	struct tb_sframe f[8];
+	uint64_t total = 0;
+#define STACK(thread, count, ...) do {                                                          \
+		const int idx_[] = { __VA_ARGS__ };                                                 \
+		size_t n_ = sizeof(idx_) / sizeof(idx_[0]);                                         \
+		for (size_t k_ = 0; k_ < n_; k_++)                                                  \
+			f[k_] = (struct tb_sframe){ c[idx_[k_]], idx_[k_] <= CB ? 8 : -2, 0, 0 };      \
+		tb_profile_add_stack(p, thread, 0, f, (uint16_t)n_, count);                         \
+		total += count;                                                                     \
+	} while (0)
+
+	tb_profile_init(p);
+	add_process(p, PID, "python3.11", "python3.11 kinds.py");
+	p->hz = 100;
+	p->duration_s = 0.5;
+	p->start_unix = 1764410000;
+	p->kernel = p->native = 1;
+	p->kstack.kptr_restrict = 1;
+	c[MAIN] = tb_sym_insert(&p->sym, PID, 0x1000, 1, 11, "main", "/app.py", 10, NULL, 0);
+	c[WORK] = tb_sym_insert(&p->sym, PID, 0x2000, 2, 11, "work", "/app.py", 20, NULL, 0);
+	c[CB] = tb_sym_insert(&p->sym, PID, 0x3000, 3, 11, "key_fn", "/app.py", 30, NULL, 0);
+	c[RZ] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffff81300000ull, "read_zero", "[kernel]");
+	c[VFS] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffff81200000ull, "vfs_read", "[kernel]");
+	c[SYS] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffff81100000ull, "do_syscall_64", "[kernel]");
+	c[ENTRY] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffff81000100ull,
+				   "entry_SYSCALL_64_after_hwframe", "[kernel]");
+	c[SCHED] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffff81400000ull, "schedule", "[kernel]");
+	c[NANO] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffff81500000ull, "do_nanosleep", "[kernel]");
+	c[NFT] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0xffffffffc0a00000ull, "nft_do_chain", "[nf_tables]");
+	c[HIDDEN] = tb_sym_function(&p->sym, TB_CODE_KERNEL, 0, "[kernel]", "[kernel]");
+	c[QSORT] = tb_sym_function(&p->sym, TB_CODE_NATIVE, 0x7f0000001000ull, "qsort_r",
+				   "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	c[DEFL] = tb_sym_function(&p->sym, TB_CODE_NATIVE, 0x7f0000002000ull, "deflate_slow", native_module);
+	c[STRIP] = tb_sym_function(&p->sym, TB_CODE_NATIVE, 0x7f0000003230ull, "libfoo.so+0x1230",
+				   "/opt/libfoo.so");
+	c[ODD] = tb_sym_function(&p->sym, TB_CODE_NATIVE, 0x7f0000004000ull, "op;er\nator<\xff>",
+				 "/lib/x;y\n.so");
+	c[OFF] = tb_sym_insert(&p->sym, 0, 0x9000, 0, 0, "<off-CPU>", "<synthetic>", 0, NULL, 0);
+	t1 = tb_profile_add_thread(p, PID, PID, PID, "MainThread");
+	t2 = tb_profile_add_thread(p, PID, PID + 1, PID + 1, "worker");
+	STACK(t1, 5, RZ, VFS, SYS, ENTRY, WORK, MAIN);          /* a read(2) below work */
+	p->arena[p->stacks[p->nstacks - 1].frames + 4].has_opcode = 1;   /* work's CALL */
+	p->arena[p->stacks[p->nstacks - 1].frames + 4].opcode = 171;
+	STACK(t1, 3, DEFL, STRIP, WORK, MAIN);                  /* zlib below work */
+	STACK(t1, 2, CB, QSORT, WORK, MAIN);                    /* a callback sandwich */
+	STACK(t2, 4, SCHED, NANO, OFF, WORK, MAIN);             /* blocked in time.sleep */
+	STACK(t2, 1, HIDDEN, MAIN);                             /* kallsyms hid the names */
+	STACK(t2, 1, NFT, SYS, QSORT);                          /* native and kernel frames only */
+	STACK(t2, 2, ODD, MAIN);
+#undef STACK
+	p->samples = p->python_samples = total;
+	p->threads[t1].samples = p->threads[t1].python_samples = 10;
+	p->threads[t2].samples = p->threads[t2].python_samples = total - 10;
+	p->procs[0].samples = total;
+	th_frame_counts(p, (const uint64_t[8]){ 11, 19, 8, 9, 5, 1, 1, 7 });
+}
+
+static void build_kinds(struct tb_profile *p)
+{
+	kinds_profile(p, "/lib/x86_64-linux-gnu/libz.so.1");
+}
+
 struct sample {
 	const char *name;
 	void (*build)(struct tb_profile *p);
@@ -526,7 +602,7 @@ struct sample {
 static const struct sample SAMPLES[] = {
 	{ "zero", build_zero },       { "empty", build_empty },     { "threads", build_threads },
 	{ "rich", build_rich },       { "by-line", build_by_line }, { "hostile", build_hostile },
-	{ "deep", build_deep },
+	{ "deep", build_deep },        { "kinds", build_kinds },
 };
 #define NSAMPLES (sizeof(SAMPLES) / sizeof(SAMPLES[0]))
 
@@ -1033,6 +1109,134 @@ static void test_gecko(void **state)
 	tb_profile_free(&p);
 }
 
+/* ---- frame kinds in every format ---------------------------------------------- */
+
+static void has(const char *what, const char *out, const char *needle)
+{
+	if (!strstr(out, needle))
+		fail_msg("%s: no %s", what, needle);
+}
+
+static void has_not(const char *what, const char *out, const char *needle)
+{
+	if (strstr(out, needle))
+		fail_msg("%s: has %s", what, needle);
+}
+
+/* What each format shows of the kinds profile: (extension, text it holds). */
+static const struct { const char *ext, *needle; } KINDS_SHOWN[] = {
+	/* root first; kernel frames symbol_[k], native symbol (library), a stripped one alone */
+	{ ".folded", "python3.11 (pid 4242);MainThread (tid 4242);main (/app.py:10);work (/app.py:20);"
+		     "entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];vfs_read_[k];read_zero_[k] 5\n" },
+	{ ".folded", ";work (/app.py:20);libfoo.so+0x1230;deflate_slow (libz.so.1) 3\n" },
+	{ ".folded", ";work (/app.py:20);qsort_r (libc.so.6);key_fn (/app.py:30) 2\n" },
+	{ ".folded", ";work (/app.py:20);<off-CPU> (<synthetic>:0);do_nanosleep_[k];schedule_[k] 4\n" },
+	{ ".folded", ";main (/app.py:10);[kernel]_[k] 1\n" },
+	{ ".folded", "(tid 4243);qsort_r (libc.so.6);do_syscall_64_[k];nft_do_chain_[k] 1\n" },
+	{ ".folded", ";main (/app.py:10);op:er?ator<\xff> (x:y?.so) 2\n" },
+	{ ".json", "\"name\":\"read_zero\",\"kind\":\"kernel\",\"filename\":\"[kernel]\"" },
+	{ ".json", "\"name\":\"deflate_slow\",\"kind\":\"native\",\"filename\":\"/lib/x86_64-linux-gnu/libz.so.1\"" },
+	{ ".json", "\"name\":\"work\",\"kind\":\"frame\"" },
+	{ ".json", "\"kernel_stacks\":{\"enabled\":true,\"samples\":11,\"frames\":19,"
+		   "\"symbols_hidden\":false,\"kptr_restrict\":1}" },
+	{ ".json", "\"native_stacks\":{\"enabled\":true,\"samples\":8,\"frames\":9,\"merged\":5,"
+		   "\"unmerged\":1,\"truncated\":1,\"stops\":[0,7,0,0,0,0,0,0]}" },
+	{ ".json", "\"opcodes\":[[" },            /* the leaf instruction: work's, above kernel frames */
+	{ ".jsonl", ",\"kind\":\"kernel\"}\n" },
+	{ ".jsonl", ",\"kind\":\"native\"}\n" },
+	{ ".jsonl", "\"kernel_stacks\":{" },
+	{ ".speedscope.json", "{\"name\":\"do_syscall_64\",\"file\":\"[kernel]\"}" },
+	{ ".speedscope.json", "{\"name\":\"qsort_r\",\"file\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\"}" },
+	{ ".speedscope.json", "{\"name\":\"work\",\"file\":\"/app.py\",\"line\":20}" },
+	{ ".txt", "  read_zero [kernel]\n" },
+	{ ".txt", "  nft_do_chain [nf_tables]\n" },
+	{ ".txt", "  deflate_slow [libz.so.1]\n" },
+	{ ".txt", "  work (/app.py:20)\n" },
+	{ ".gecko.json", "{\"name\":\"Kernel\",\"color\":\"red\"" },
+	{ ".gecko.json", "{\"name\":\"Native\",\"color\":\"blue\"" },
+	{ ".gecko.json", "\"Off CPU\"" },        /* the leaf of the Python part is <off-CPU> */
+	{ ".gecko.json", "\"[nf_tables]\"" },
+};
+/* ... and what it does not: (profile: 1 kinds, 0 threads; extension, text). */
+static const struct { int kinds; const char *ext, *needle; } KINDS_NOT_SHOWN[] = {
+	{ 1, ".heatmap.json", "[kernel]" }, { 1, ".heatmap.json", "libz" },
+	{ 0, ".json", "kernel_stacks" }, { 0, ".json", "native_stacks" }, { 0, ".gecko.json", "\"Kernel\"" },
+};
+
+static void test_kinds(void **state)
+{
+	struct tb_profile p[2];
+
+	(void)state;
+	build_threads(&p[0]);
+	build_kinds(&p[1]);
+	for (size_t i = 0; i < sizeof(KINDS_SHOWN) / sizeof(KINDS_SHOWN[0]); i++) {
+		char *out = render(KINDS_SHOWN[i].ext, &p[1]);
+
+		if (!strstr(out, KINDS_SHOWN[i].needle))
+			fail_msg("%s: no %s", KINDS_SHOWN[i].ext, KINDS_SHOWN[i].needle);
+		free(out);
+	}
+	for (size_t i = 0; i < sizeof(KINDS_NOT_SHOWN) / sizeof(KINDS_NOT_SHOWN[0]); i++) {
+		char *out = render(KINDS_NOT_SHOWN[i].ext, &p[KINDS_NOT_SHOWN[i].kinds]);
+
+		if (strstr(out, KINDS_NOT_SHOWN[i].needle))
+			fail_msg("%s: has %s", KINDS_NOT_SHOWN[i].ext, KINDS_NOT_SHOWN[i].needle);
+		free(out);
+	}
+	tb_profile_free(&p[0]);
+	tb_profile_free(&p[1]);
+}
+
+/* The summary counts kernel frames and says why their names are missing. */
+static void test_kinds_summary(void **state)
+{
+	struct tb_profile p;
+	char *out = NULL;
+	size_t n = 0;
+	FILE *m;
+
+	(void)state;
+	build_kinds(&p);
+	p.kstack.hidden = 1;
+	m = open_memstream(&out, &n);
+	tb_write_summary(&p, m, 20);
+	fclose(m);
+	has("summary", out, "  kernel: 11 samples and off-CPU stacks with kernel frames, 19 kernel frames, "
+			    "8 kernel functions\n");
+	has("summary", out, "  kernel symbols hidden: kptr_restrict=1 or no CAP_SYSLOG");
+	has("summary", out, "  native: 8 samples with native frames, 9 native frames, 4 native functions; "
+			    "5 merged, 1 unmerged (12.50%), 1 truncated\n");
+	has("summary", out, "read_zero [kernel]\n");
+	free(out);
+	tb_profile_free(&p);
+}
+
+/* diff: kernel frames match by symbol, native ones by (module file name,
+ * symbol): the same profile with libz in another directory is all matched. */
+static void test_kinds_diff(void **state)
+{
+	struct tb_profile a, b;
+	char *out;
+	struct out o;
+
+	(void)state;
+	kinds_profile(&a, "/lib/x86_64-linux-gnu/libz.so.1");
+	kinds_profile(&b, "/opt/venv/lib/libz.so.1");
+	o = write_row(tb_format_find("x.folded"), &b, &a);
+	out = o.d;
+	has("diff .folded", out, ";libfoo.so+0x1230;deflate_slow (libz.so.1) 3 3\n");
+	has("diff .folded", out, ";read_zero_[k] 5 5\n");
+	has_not("diff .folded", out, " 0\n");
+	free(out);
+	o = write_row(tb_format_find("x.json"), &b, &a);
+	has_not("diff .json", o.d, "\"class\":\"new\"");
+	has_not("diff .json", o.d, "\"elided\":true");
+	free(o.d);
+	tb_profile_free(&a);
+	tb_profile_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1045,6 +1249,9 @@ int main(void)
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_pstats_sort_and_limit),
 		cmocka_unit_test(test_gecko),
+		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_kinds_summary),
+		cmocka_unit_test(test_kinds_diff),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,6 +95,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->skel->rodata->follow_mode = (__u32)o->follow_mode;
 	s->skel->rodata->wall_mode = o->wall ? 1 : 0;
 	s->skel->rodata->cgroup_filter = o->cgroup ? 1 : 0;
+	s->skel->rodata->kernel_stacks = o->kernel ? 1 : 0;
 	bpf_program__set_autoload(s->skel->progs.tb_switch, o->wall && !o->floor);
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
 	bpf_program__set_autoload(o->floor ? s->skel->progs.tb_sample : s->skel->progs.tb_floor, false);

@@ -19,6 +19,7 @@ struct tb_sampler_opts {
 	int follow_mode;      /* TB_FOLLOW_* */
 	int wall;             /* also record off-CPU time at scheduler switches */
 	int note_no_gil;      /* --mode gil: say of each free-threaded target that it has no GIL */
+	int kernel;           /* --kernel: kernel stacks in the records */
 	const char *cgroup;   /* only tasks below this cgroup v2 directory, or NULL */
 };
 

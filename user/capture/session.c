@@ -28,7 +28,7 @@
 
 enum {
 	O_SUBPROC = 256, O_CGROUP, O_CONTAINER, O_DEPTH, O_OPCODES, O_NOOP, O_MODE, O_NOGC, O_RB,
-	O_CPU, O_FLOOR, O_BENCHWALK,
+	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL,
 };
 
 #define BOTH (TB_FOR_RECORD | TB_FOR_TOP)
@@ -71,6 +71,10 @@ static const struct optdef {
 	  "(only while an exception is being handled)" },
 	{ "no-gc", no_argument, O_NOGC, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --no-gc",
 	  "no synthetic <GC> frames for samples during a collection" },
+	{ "kernel", no_argument, O_KERNEL, BOTH, TB_SECT_SAMPLING, "    --kernel",
+	  "also the kernel frames of each sample (system calls,\n"
+	  "page faults; off-CPU: where it blocked), named from\n"
+	  "/proc/kallsyms, below the Python frame that made the call" },
 	{ "ringbuf-mb", required_argument, O_RB, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --ringbuf-mb N",
 	  "ring buffer size in MiB (default 4)" },
 	{ "cpu", required_argument, O_CPU, TB_FOR_RECORD, TB_SECT_BENCH, "    --cpu N",
@@ -83,7 +87,7 @@ static const struct optdef {
 
 #define NOPTDEFS (sizeof(optdefs) / sizeof(optdefs[0]))
 
-_Static_assert(O_BENCHWALK < TB_SESSION_OPT_END, "session option keys overlap the commands'");
+_Static_assert(O_KERNEL < TB_SESSION_OPT_END, "session option keys overlap the commands'");
 
 void tb_session_opts_init(struct tb_session_opts *o)
 {
@@ -193,6 +197,9 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 	case O_NOGC:
 		o->no_gc = 1;
 		break;
+	case O_KERNEL:
+		o->kernel = 1;
+		break;
 	case O_RB:
 		if (tb_parse_uint(arg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
 			return bad(err, errlen, "--ringbuf-mb takes a power of two from 1 to 1024");
@@ -295,6 +302,37 @@ void tb_session_init(struct tb_session *s, const struct tb_session_opts *o)
 	s->prof.max_depth = o->max_depth;
 	s->prof.mode = o->mode;
 	s->prof.no_gc = o->no_gc;
+	s->prof.kernel = o->kernel;
+}
+
+/* kernel.kptr_restrict, or -1 if it cannot be read. */
+static int32_t kptr_restrict(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "re");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* --kernel: read kallsyms now, while the agent holds every capability (what
+ * it shows depends on the opener's); hidden or unreadable, each sample's
+ * kernel part becomes one [kernel] frame (the summary says why). */
+static void open_kallsyms(struct tb_session *s)
+{
+	char err[512];
+
+	if (!s->o->kernel)
+		return;
+	if (tb_ksyms_load(&s->ksyms, NULL, err, sizeof(err)) == 0)
+		s->have_ksyms = 1;
+	else if (!s->o->quiet)
+		fprintf(stderr, "tachyon-bpf: kernel frames stay unnamed: %s\n", err);
+	tb_profile_set_ksyms(&s->prof, s->have_ksyms ? &s->ksyms : NULL, kptr_restrict());
 }
 
 /* The command's stdin, stdout and stderr on /dev/null: top's view would be
@@ -358,6 +396,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 		.wall = o->mode == TB_MODE_WALL,
 		.note_no_gil = o->mode == TB_MODE_GIL && !o->quiet,
+		.kernel = o->kernel,
 		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
 	};
 
@@ -365,6 +404,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		return bad(err, errlen, "must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON");
 	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
 	catch_stop_signals();
+	open_kallsyms(s);
 	s->sampler = tb_sampler_open(&so, &s->prof, &s->watch, err, errlen);
 	if (!s->sampler)
 		return -1;
@@ -462,6 +502,9 @@ void tb_session_free(struct tb_session *s)
 {
 	tb_session_close(s);
 	tb_profile_free(&s->prof);
+	if (s->have_ksyms)
+		tb_ksyms_free(&s->ksyms);
+	s->have_ksyms = 0;
 }
 
 uint64_t tb_session_counter(const struct tb_session *s, int idx)

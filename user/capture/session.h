@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "model/profile.h"
+#include "proc/kallsyms.h"
 #include "capture/sampler.h"
 #include "capture/watch.h"
 
@@ -20,6 +21,7 @@ struct tb_session_opts {
 	int opcodes;          /* -1 none, 0 the innermost frame's, 1 every frame's */
 	enum tb_mode mode;
 	int no_gc;
+	int kernel;           /* --kernel: kernel frames (kallsyms opened at the start) */
 	double duration;      /* seconds, 0: until stopped (the command's loop checks it) */
 	/* targets */
 	pid_t pids[TB_SESSION_MAX_PIDS];
@@ -75,6 +77,8 @@ struct tb_session {
 	double names_at;      /* last read of thread names (tb_mono_s) */
 	double fast_until;    /* drain often until then: young processes */
 	uint64_t discovered;  /* the watch's count at the last step */
+	struct tb_ksyms ksyms; /* --kernel: /proc/kallsyms, read at the start */
+	int have_ksyms;
 };
 
 /* The profile with the sampling settings of o (which must outlive s); the

@@ -227,6 +227,10 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 	fresh.limit = p->limit;
 	fresh.mode = p->mode;
 	fresh.no_gc = p->no_gc;
+	fresh.kernel = p->kernel;
+	fresh.native = p->native;
+	if (p->kernel)
+		tb_profile_set_ksyms(&fresh, p->kstack.ksyms, p->kstack.kptr_restrict);
 	fresh.sources = p->sources;
 	fresh.lost_base = p->lost_base + p->lost;
 	fresh.start_unix = (int64_t)time(NULL);

@@ -2,7 +2,9 @@
  * with a cursor move and cut to the width in columns (one per code point
  * of the text as lib/termsafe.h shows it: control characters, bidi
  * controls and invalid UTF-8 escaped), so nothing wraps and no name
- * steers the terminal; the selected row is shown in reverse video. */
+ * steers the terminal; the selected row is shown in reverse video.  With
+ * --kernel or --native a Module column says where a kernel or native
+ * function is ("[kernel]", "libz.so.1"). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #define MAX_COLS 1000
 #define NARROW 60      /* fewer columns: no OwnTime / TotalTime */
+#define MODULE_COLS 14 /* the Module column */
 
 struct line {
 	char s[MAX_COLS * 4 + 1];
@@ -137,12 +140,41 @@ static const char *tail_cols(const char *text, size_t n)
 	return (const char *)s;
 }
 
-/* "qualname (file:line)", the file cut from the left when it does not fit. */
+/* The Module column: a kernel or native function's module (its end when it
+ * is too long), blank for a Python one; padded to MODULE_COLS. */
+static void line_module(struct line *l, const struct tb_profile *p, const struct tb_func *f)
+{
+	const char *module = f->kind == TB_CODE_PYTHON ? "" :
+			     tb_module_name(f->kind, tb_str(&p->strs, f->filename));
+	int end = l->cols + MODULE_COLS + 2;
+
+	line_text(l, "  ");
+	line_text(l, tail_cols(module, MODULE_COLS));
+	while (l->cols < end && l->cols < l->max) {
+		l->s[l->len++] = ' ';
+		l->cols++;
+	}
+	l->s[l->len] = '\0';
+}
+
+/* Does the table have a Module column? */
+static int has_modules(const struct tb_profile *p)
+{
+	return p->kernel || p->native;
+}
+
+/* "qualname (file:line)", the file cut from the left when it does not fit;
+ * a kernel or native function's name alone (its module has a column). */
 static void line_function(struct line *l, const struct tb_profile *p, const struct tb_func *f)
 {
 	const char *name = tb_str(&p->strs, f->qualname), *file = tb_str(&p->strs, f->filename);
 	char num[16];
 	size_t room = (size_t)(l->max - l->cols), need;
+
+	if (f->kind != TB_CODE_PYTHON) {
+		line_text(l, name);
+		return;
+	}
 
 	snprintf(num, sizeof(num), ":%d)", (int)f->firstlineno);
 	need = count_cols(name) + 2 + count_cols(file) + strlen(num);
@@ -221,6 +253,8 @@ static void draw_header(struct tb_frame_buf *fb, const struct tb_topview *v, int
 	line_printf(&l, " %7s%8s", own ? "*%Own" : "%Own", own ? "%Total" : "*%Total");
 	if (cols >= NARROW)
 		line_printf(&l, "%9s%10s", "OwnTime", "TotalTime");
+	if (has_modules(v->p))
+		line_printf(&l, "  %-*s", MODULE_COLS, "Module");
 	line_text(&l, "  Function (file:line)");
 	line_pad(&l);
 	emit(fb, row, &l, "\033[7m");
@@ -239,6 +273,8 @@ static void draw_row(struct tb_frame_buf *fb, const struct tb_topview *v, const 
 		    pct(r->total, v->view_samples));
 	if (cols >= NARROW)
 		line_printf(&l, "%9s%10s", own, total);
+	if (has_modules(v->p))
+		line_module(&l, v->p, &v->funcs.f[r->func]);
 	line_text(&l, "  ");
 	line_function(&l, v->p, &v->funcs.f[r->func]);
 	if (selected)

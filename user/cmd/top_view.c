@@ -353,7 +353,13 @@ unsigned tb_top_opcodes(struct tb_topview *v, struct tb_top_op *out, unsigned ma
 		const struct tb_stack *s = &v->p->stacks[e->stack];
 		const struct tb_sframe *f = tb_stack_frames(v->p, s);
 
-		if (!s->depth || !keeps(v, s) || func_of(v, f[0].code) != v->sel_func)
+		if (!s->depth || !keeps(v, s))
+			continue;
+		/* a Python function's innermost frame is the stack's Python leaf (kernel
+		 * frames may be below it); another's, the stack's leaf */
+		if (v->funcs.f[v->sel_func].kind == TB_CODE_PYTHON)
+			f += tb_stack_leaf(v->p, s);
+		if (func_of(v, f[0].code) != v->sel_func)
 			continue;
 		*leaf += e->count;
 		if (f[0].has_opcode)

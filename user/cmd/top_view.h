@@ -33,7 +33,7 @@ struct tb_top_op {
 
 struct tb_topview {
 	struct tb_profile *p;
-	struct tb_functab funcs;     /* (file, qualname, firstlineno) */
+	struct tb_functab funcs;     /* (file, qualname, firstlineno, kind) */
 	uint32_t *code_func;         /* symbolizer code -> func + 1, 0: not yet */
 	uint32_t ncode_func;
 	uint64_t *seen;              /* stack counts at the last tick */

@@ -1,5 +1,5 @@
 /* functab.c: a hash table of functions keyed by (qualname, filename,
- * first line), and the self/total sample counts the summary and the
+ * first line, kind), and the self/total sample counts the summary and the
  * tree writers need. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +15,12 @@ void tb_functab_free(struct tb_functab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* the key: qualname, filename, firstlineno (no padding among them) */
-#define FUNC_KEY (offsetof(struct tb_func, firstlineno) + sizeof(int32_t))
+/* the key: qualname, filename, firstlineno, kind (no padding among them) */
+#define FUNC_KEY (offsetof(struct tb_func, kind) + sizeof(uint32_t))
 
 uint32_t tb_functab_index(struct tb_functab *t, const struct tb_code *c)
 {
-	const struct tb_func key = { c->qualname, c->filename, c->firstlineno, 0, 0, 0 };
+	const struct tb_func key = { c->qualname, c->filename, c->firstlineno, c->kind, 0, 0, 0 };
 	uint32_t i = tb_hmap_intern_key(&t->index, t->f, sizeof(*t->f), &key, FUNC_KEY, t->n);
 
 	if (i == t->n) {

@@ -1,4 +1,4 @@
-/* functab.h: functions (file + qualified name + first line) of a capture. */
+/* functab.h: functions (file + qualified name + first line + kind) of a capture. */
 #ifndef TB_FUNCTAB_H
 #define TB_FUNCTAB_H
 #include <stdint.h>
@@ -8,6 +8,7 @@
 struct tb_func {
 	uint32_t qualname, filename;   /* strtab ids */
 	int32_t firstlineno;
+	uint32_t kind;                 /* enum tb_code_kind: a kernel function is never a Python one */
 	uint64_t self, total;          /* filled by tb_functab_count */
 	uint64_t stamp;
 };
@@ -15,7 +16,7 @@ struct tb_func {
 struct tb_functab {
 	struct tb_func *f;
 	uint32_t n, cap;
-	struct tb_hmap index;          /* (qualname, filename, firstlineno) */
+	struct tb_hmap index;          /* (qualname, filename, firstlineno, kind) */
 };
 
 struct tb_profile;

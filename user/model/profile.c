@@ -1,6 +1,8 @@
 /* profile.c: aggregates ring-buffer records into unique stacks as they
  * arrive, symbolizing each new code object at once (before its process can
- * free it), and keeps per-process and per-thread accounts. */
+ * free it), and keeps per-process and per-thread accounts.  A sample's stack
+ * is put together here: kernel frames (model/kstack.c), a synthetic frame,
+ * the Python frames. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +17,18 @@ void tb_profile_init(struct tb_profile *p)
 	tb_strtab_init(&p->strs);
 	tb_strtab_init(&p->pstrs);
 	tb_sym_init(&p->sym, &p->strs);
+	p->kstack.kptr_restrict = -1;
+}
+
+void tb_profile_set_ksyms(struct tb_profile *p, struct tb_ksyms *k, int32_t kptr_restrict)
+{
+	tb_kstack_free(&p->kstack);
+	tb_kstack_init(&p->kstack, k, kptr_restrict);
 }
 
 void tb_profile_free(struct tb_profile *p)
 {
+	tb_kstack_free(&p->kstack);
 	tb_sym_free(&p->sym);
 	tb_strtab_free(&p->strs);
 	tb_strtab_free(&p->pstrs);
@@ -463,6 +473,63 @@ static uint32_t synthetic_code(struct tb_profile *p, const char *name)
 	return tb_sym_insert(&p->sym, 0, (uint64_t)(uintptr_t)name, 0, 0, name, "<synthetic>", 0, NULL, 0);
 }
 
+/* What the thread was doing below its Python frames, as a synthetic frame's
+ * name (at the root of the kernel part, if any), or NULL. */
+static const char *synthetic_name(const struct tb_profile *p, uint16_t flags)
+{
+	if (flags & TB_F_OFF_CPU)
+		return flags & TB_F_GIL_WAIT ? "<waiting for GIL>" : "<off-CPU>";
+	if ((flags & TB_F_GC) && !p->no_gc)
+		return "<GC>";
+	return NULL;
+}
+
+/* The kernel part of a sample into out (leaf first): its frame count. */
+static uint16_t kernel_part(struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *pcs,
+			    struct tb_sframe *out)
+{
+	uint32_t codes[TB_MAX_KERNEL];
+	uint16_t n = h->nkernel > TB_MAX_KERNEL ? TB_MAX_KERNEL : h->nkernel;
+
+	n = tb_kstack_codes(&p->kstack, &p->sym, (const uint64_t *)pcs, n, (h->flags & TB_F_OFF_CPU) != 0, codes);
+	for (uint16_t i = 0; i < n; i++)
+		out[i] = (struct tb_sframe){ codes[i], -2, 0, 0 };
+	if (n) {
+		p->kernel_samples++;
+		p->kernel_frames += n;
+	}
+	return n;
+}
+
+static uint32_t code_index(struct tb_profile *p, const struct tb_plive *l, const struct tb_pinfo *parent,
+			   uint64_t addr, uint16_t code_id);
+
+/* The Python frames of a sample of process pi into out (innermost first),
+ * each code object read on first sight. */
+static void python_part(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
+			const struct tb_frame *frames, uint16_t depth, struct tb_sframe *out)
+{
+	const struct tb_target *t = &pi->live->target;
+
+	for (uint16_t i = 0; i < depth; i++) {
+		struct tb_sframe *g = &out[i];
+		uint32_t known = p->sym.n;
+
+		g->code = code_index(p, pi->live, parent, frames[i].code, frames[i].code_id);
+		if (p->sources && p->sym.n > known && p->sym.codes[g->code].resolved) {
+			uint32_t file = p->sym.codes[g->code].filename;
+
+			tb_sources_note(p->sources, t->pid, file, tb_str(&p->strs, file));
+		}
+		g->offset = frames[i].offset;
+		g->opcode = frames[i].opcode;
+		g->has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
+		if (!p->sym.codes[g->code].resolved)
+			p->unresolved_frames++;
+	}
+	p->frames += depth;
+}
+
 /* The symbolizer's index of a code object of process l.  A fork child is a
  * copy of its parent: a code object it had at the fork is at the same
  * address in the running parent, read there once for every sibling (and
@@ -489,17 +556,17 @@ static uint32_t code_index(struct tb_profile *p, const struct tb_plive *l, const
 	return tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type, addr, code_id);
 }
 
-void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
+void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *words,
 			   const struct tb_frame *frames)
 {
 	const struct tb_pinfo *parent;
 	int proc = tb_profile_find_process(p, h->pid);
 	struct tb_pinfo *pi;
-	const struct tb_target *t;
+	const char *synthetic;
 	struct tb_sframe *f;
 	struct tb_tinfo *ti;
 	uint32_t thread, stack;
-	uint16_t kind = 0, depth = h->depth, lead = 0, off_cpu = h->flags & TB_F_OFF_CPU;
+	uint16_t kind = 0, depth = h->depth, n, off_cpu = h->flags & TB_F_OFF_CPU;
 
 	if (off_cpu)
 		p->off_cpu_records++; /* a stack at a switch-out, not a sample */
@@ -512,7 +579,6 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	if (proc < 0 || !p->procs[proc].live)
 		return; /* not profiled, or it ended (its samples came late) */
 	pi = &p->procs[proc];
-	t = &pi->live->target;
 	parent = fork_parent(p, pi->live);
 	thread = find_thread(p, pi, h);
 	ti = &p->threads[thread];
@@ -543,41 +609,17 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 		kind |= TB_SK_PARTIAL;
 		p->partial++;
 	}
-	/* synthetic leaf frames say what the thread was doing below Python */
-	f = stage(p, depth + 1);
-	if (off_cpu) {
-		f[0].code = synthetic_code(p, h->flags & TB_F_GIL_WAIT ? "<waiting for GIL>" : "<off-CPU>");
-		lead = 1;
-	} else if ((h->flags & TB_F_GC) && !p->no_gc) {
-		f[0].code = synthetic_code(p, "<GC>");
-		lead = 1;
-	}
-	if (lead) {
-		f[0].offset = -2;
-		f[0].opcode = 0;
-		f[0].has_opcode = 0;
-	}
-	for (uint16_t i = 0; i < depth; i++) {
-		struct tb_sframe *g = &f[i + lead];
-
-		uint32_t known = p->sym.n;
-
-		g->code = code_index(p, pi->live, parent, frames[i].code, frames[i].code_id);
-		if (p->sources && p->sym.n > known && p->sym.codes[g->code].resolved) {
-			uint32_t file = p->sym.codes[g->code].filename;
-
-			tb_sources_note(p->sources, t->pid, file, tb_str(&p->strs, file));
-		}
-		g->offset = frames[i].offset;
-		g->opcode = frames[i].opcode;
-		g->has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
-		if (!p->sym.codes[g->code].resolved)
-			p->unresolved_frames++;
-	}
-	p->frames += depth;
+	/* leaf first: kernel frames, what the thread was doing below Python, Python */
+	f = stage(p, TB_MAX_STACK);
+	n = words ? kernel_part(p, h, words, f) : 0;
+	synthetic = synthetic_name(p, h->flags);
+	if (synthetic)
+		f[n++] = (struct tb_sframe){ synthetic_code(p, synthetic), -2, 0, 0 };
+	python_part(p, pi, parent, frames, depth, &f[n]);
+	n += depth;
 	if (off_cpu) {
 		/* weight comes with the wake-up (or the end of the capture) */
-		stack = add_stack(p, thread, kind, depth + lead, 0);
+		stack = add_stack(p, thread, kind, n, 0);
 		ti->pending = stack + 1;
 		ti->pending_flags = h->flags;
 		ti->pending_since = h->time_ns;
@@ -585,7 +627,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	}
 	p->python_samples++;
 	ti->python_samples++;
-	add_stack(p, thread, kind, depth + lead, 1);
+	add_stack(p, thread, kind, n, 1);
 }
 
 /* Off-CPU time in sample units (1/hz s each), with the remainder carried. */
@@ -641,7 +683,7 @@ int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
 		p->malformed++;
 		return -1;
 	}
-	/* kernel and native words come first (skipped until they are used) */
+	/* kernel and native words come first, then the Python frames */
 	words = ((size_t)h->nkernel + h->nnative) * sizeof(__u64);
 	if (size < sizeof(*h) + words + (size_t)h->depth * sizeof(struct tb_frame)) {
 		p->malformed++;
@@ -649,7 +691,8 @@ int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
 	}
 	switch (h->type) {
 	case TB_REC_SAMPLE:
-		tb_profile_add_sample(p, h, (const struct tb_frame *)((const char *)(h + 1) + words));
+		tb_profile_add_sample(p, h, (const __u64 *)(h + 1),
+				      (const struct tb_frame *)((const char *)(h + 1) + words));
 		break;
 	case TB_REC_WAKE:
 		on_wake(p, h);
@@ -679,4 +722,14 @@ void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 {
 	memcpy(stage(p, depth), frames, (size_t)depth * sizeof(*frames));
 	add_stack(p, thread, kind, depth, count);
+}
+
+uint16_t tb_stack_leaf(const struct tb_profile *p, const struct tb_stack *s)
+{
+	const struct tb_sframe *f = tb_stack_frames(p, s);
+
+	for (uint16_t i = 0; i < s->depth; i++)
+		if (p->sym.codes[f[i].code].kind == TB_CODE_PYTHON)
+			return i;
+	return 0;
 }

@@ -1,5 +1,8 @@
 /* profile.h: samples aggregated as they arrive: processes, threads, and
- * unique stacks of (code object, instruction offset) with counts.  A process
+ * unique stacks of (code object, instruction offset) with counts; a stack's
+ * frames, innermost first, are the kernel frames (--kernel), a synthetic
+ * frame (<off-CPU>, <GC>), then the Python frames (with native frames, when
+ * --native merges them, among them).  A process
  * is a compact record (interned strings) plus, while it runs, what sampling
  * it needs; pid -> newest record and (pid, tid) -> thread are hash indices,
  * so churn (forks, exits, exec, pid reuse) costs O(1) per event. */
@@ -10,8 +13,16 @@
 #include "lib/hashmap.h"
 #include "lib/strtab.h"
 #include "proc/sources.h"
+#include "model/kstack.h"
 #include "model/symbolize.h"
 #include "tachyon.h"
+
+/* Deepest stack a profile holds: every Python frame read, every native and
+ * kernel frame, and a few synthetic ones (<off-CPU>, and markers a merge of
+ * native and Python frames may add). */
+#define TB_MAX_STACK (TB_MAX_FRAMES + TB_MAX_NATIVE + TB_MAX_KERNEL + 4)
+/* Native walk stop reasons counted (TB_NS_*, include/tachyon.h). */
+#define TB_NATIVE_STOPS 8
 
 /* A running process: what sampling it needs beyond its record. */
 struct tb_plive {
@@ -80,7 +91,7 @@ struct tb_stack {
 	uint64_t count;
 	uint32_t thread;   /* index into threads */
 	uint32_t frames;   /* index of the first (innermost) frame in the arena */
-	uint16_t depth;
+	uint16_t depth;    /* at most TB_MAX_STACK */
 	uint16_t kind;     /* TB_SK_* */
 };
 
@@ -118,6 +129,14 @@ struct tb_profile {
 	uint64_t off_cpu_records;  /* wall mode: stacks recorded at switch-outs */
 	enum tb_mode mode;
 	int no_gc;                 /* no synthetic <GC> frames */
+	/* native and kernel frames: what the capture asked for, and counts */
+	int kernel, native;        /* --kernel, --native */
+	struct tb_kstack kstack;   /* kernel symbols: hidden, kptr_restrict, named addresses */
+	uint64_t kernel_samples;   /* samples (and off-CPU stacks) with kernel frames */
+	uint64_t kernel_frames;    /* kernel frames in them, after trimming */
+	uint64_t native_samples, native_frames;   /* the same for native frames */
+	uint64_t merged, unmerged, native_truncated; /* native and Python frames put together */
+	uint64_t native_stop[TB_NATIVE_STOPS];    /* native walks by why they ended (TB_NS_*) */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
 	uint64_t first_ns, last_ns;
 	/* capture settings, for writers */
@@ -156,9 +175,13 @@ void tb_profile_compact(struct tb_profile *p);
 /* Account one raw ring-buffer record after checking its size and depth.
  * Returns 0, or -1 for a malformed record (counted, otherwise ignored). */
 int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size);
-/* Account one ring-buffer record. */
-void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
+/* Account one ring-buffer record: h->nkernel kernel PCs and h->nnative
+ * native words at words, h->depth Python frames. */
+void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *words,
 			   const struct tb_frame *frames);
+/* Name kernel frames from k from now on (NULL: none could be read; the
+ * profile does not own it), kptr_restrict as read with it (-1: unknown). */
+void tb_profile_set_ksyms(struct tb_profile *p, struct tb_ksyms *k, int32_t kptr_restrict);
 /* Read the threading.Thread names of the threads seen (processes alive);
  * only_pending: just for processes with threads seen since the last read. */
 void tb_profile_read_thread_names(struct tb_profile *p, int only_pending);
@@ -169,8 +192,7 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
 			       const char *name);
 /* Add count samples of a stack, frames innermost first, merged with an
  * identical stack (capture files, tests). thread < nthreads, 1 <= depth <=
- * TB_MAX_FRAMES + 1 (a synthetic leaf such as <GC> below a full stack),
- * every frame's code < sym.n, frames not inside p's arena.
+ * TB_MAX_STACK, every frame's code < sym.n, frames not inside p's arena.
  * No counter is changed. */
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count);
@@ -179,5 +201,9 @@ static inline const struct tb_sframe *tb_stack_frames(const struct tb_profile *p
 {
 	return &p->arena[s->frames];
 }
+/* The leaf of a stack's Python part: its innermost frame that is neither
+ * native nor kernel (a Python frame, or a synthetic one such as <GC>), 0 if
+ * every frame is.  Its instruction is the leaf instruction. */
+uint16_t tb_stack_leaf(const struct tb_profile *p, const struct tb_stack *s);
 
 #endif

@@ -1,7 +1,8 @@
 /* symbolize.c: reads code objects out of target processes once, caches
- * them by (pid, address, code id) so that a freed-and-reused address is
+ * them by (pid, address, code id, kind) so that a freed-and-reused address is
  * not taken for the old function, and decodes locations on demand through
- * the shared, indexed line tables (linetabs.c). */
+ * the shared, indexed line tables (linetabs.c).  Native and kernel functions
+ * are entries too (pid 0, their kind, no line table). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +31,9 @@ void tb_sym_free(struct tb_symbolizer *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static uint64_t key_hash(pid_t pid, uint64_t addr, uint16_t id)
+static uint64_t key_hash(pid_t pid, uint64_t addr, uint16_t id, uint8_t kind)
 {
-	return tb_hash2(addr, ((uint64_t)(uint32_t)pid << 16) | id);
+	return tb_hash2(addr, ((uint64_t)kind << 48) | ((uint64_t)(uint32_t)pid << 16) | id);
 }
 
 struct code_key {
@@ -40,6 +41,7 @@ struct code_key {
 	pid_t pid;
 	uint64_t addr;
 	uint16_t code_id;
+	uint8_t kind;
 };
 
 static int same_code(const void *ctx, uint32_t i)
@@ -47,7 +49,8 @@ static int same_code(const void *ctx, uint32_t i)
 	const struct code_key *k = ctx;
 	const struct tb_code *c = &k->s->codes[i];
 
-	return c->pid == k->pid && c->addr == k->addr && c->code_id == k->code_id && !c->dead;
+	return c->pid == k->pid && c->addr == k->addr && c->code_id == k->code_id &&
+	       c->kind == k->kind && !c->dead;
 }
 
 /* The chain entry of pid (added if new; an entry's pid is its first field). */
@@ -135,21 +138,22 @@ static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb
 	return 0;
 }
 
-/* The live code (pid, addr, code_id), or else TB_HMAP_NONE after indexing
- * s->n for it: the caller appends it. */
-static uint32_t lookup(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id)
+/* The live code (pid, addr, code_id, kind), or else TB_HMAP_NONE after
+ * indexing s->n for it: the caller appends it. */
+static uint32_t lookup(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
+		       uint8_t kind)
 {
-	const struct code_key k = { s, pid, addr, code_id };
-	uint32_t i = tb_hmap_intern(&s->index, key_hash(pid, addr, code_id), s->n, same_code, &k);
+	const struct code_key k = { s, pid, addr, code_id, kind };
+	uint32_t i = tb_hmap_intern(&s->index, key_hash(pid, addr, code_id, kind), s->n, same_code, &k);
 
 	return i == s->n ? TB_HMAP_NONE : i;
 }
 
 uint32_t tb_sym_find(const struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id)
 {
-	const struct code_key k = { s, pid, addr, code_id };
+	const struct code_key k = { s, pid, addr, code_id, TB_CODE_PYTHON };
 
-	return tb_hmap_find(&s->index, key_hash(pid, addr, code_id), same_code, &k);
+	return tb_hmap_find(&s->index, key_hash(pid, addr, code_id, TB_CODE_PYTHON), same_code, &k);
 }
 
 static struct tb_code *append(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
@@ -173,7 +177,7 @@ static struct tb_code *append(struct tb_symbolizer *s, pid_t pid, uint64_t addr,
 uint32_t tb_sym_code(struct tb_symbolizer *s, pid_t pid, const struct tb_layout *l,
 		     uint64_t pycode_type, uint64_t addr, uint16_t code_id)
 {
-	uint32_t found = lookup(s, pid, addr, code_id);
+	uint32_t found = lookup(s, pid, addr, code_id, TB_CODE_PYTHON);
 	struct tb_code *c;
 	int rc;
 
@@ -192,7 +196,7 @@ uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16
 		       int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
 		       const unsigned char *linetable, uint32_t linetable_len)
 {
-	uint32_t found = lookup(s, pid, addr, code_id);
+	uint32_t found = lookup(s, pid, addr, code_id, TB_CODE_PYTHON);
 	struct tb_code *c;
 
 	if (found != TB_HMAP_NONE)
@@ -205,6 +209,36 @@ uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16
 	set_linetable(s, c, py_minor, linetable, linetable_len, NULL);
 	c->resolved = 1;
 	return s->n - 1;
+}
+
+uint32_t tb_sym_function(struct tb_symbolizer *s, enum tb_code_kind kind, uint64_t key,
+			 const char *name, const char *module)
+{
+	uint32_t found = lookup(s, 0, key, 0, (uint8_t)kind);
+	struct tb_code *c;
+
+	if (found != TB_HMAP_NONE)
+		return found;
+	c = append(s, 0, key, 0, 0);
+	c->kind = (uint8_t)kind;
+	c->qualname = tb_strtab_intern(s->strs, name);
+	c->filename = tb_strtab_intern(s->strs, module);
+	c->resolved = 1;
+	return s->n - 1;
+}
+
+const char *tb_code_kind_name(unsigned kind)
+{
+	static const char *const names[TB_CODE_KINDS] = { "python", "native", "kernel" };
+
+	return kind < TB_CODE_KINDS ? names[kind] : names[TB_CODE_PYTHON];
+}
+
+const char *tb_module_name(unsigned kind, const char *file)
+{
+	const char *slash = kind == TB_CODE_NATIVE ? strrchr(file, '/') : NULL;
+
+	return slash && slash[1] ? slash + 1 : file;
 }
 
 void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset,

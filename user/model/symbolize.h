@@ -1,5 +1,6 @@
 /* symbolize.h: code objects of target processes -> function, file, lines (line tables
- * shared and budgeted: model/linetabs.h). */
+ * shared and budgeted: model/linetabs.h); native and kernel functions are code entries
+ * of their own kind, so every output walks one list of frames. */
 #ifndef TB_SYMBOLIZE_H
 #define TB_SYMBOLIZE_H
 #include <stdint.h>
@@ -11,14 +12,25 @@
 #include "lib/strtab.h"
 #include "model/linetabs.h"
 
+/* What a code entry stands for: the one list of frame kinds of every output. */
+enum tb_code_kind {
+	TB_CODE_PYTHON = 0,    /* a Python code object; also the synthetic <GC>, <off-CPU> (pid 0,
+				* file "<synthetic>") */
+	TB_CODE_NATIVE,        /* a native function: name = its symbol (or lib+0xSTART), file = its
+				* module's path */
+	TB_CODE_KERNEL,        /* a kernel function: name from kallsyms, file "[kernel]" or "[module]" */
+	TB_CODE_KINDS
+};
+
 /* One code object as read from a target (or a placeholder when it could not be). */
 struct tb_code {
-	pid_t pid;
-	uint64_t addr;
+	pid_t pid;             /* 0: synthetic, native or kernel */
+	uint64_t addr;         /* native, kernel: the function's key (its start address) */
 	uint16_t code_id;
 	uint8_t resolved;      /* 0: name is a placeholder */
 	uint8_t py_minor;
 	uint8_t dead;          /* its process is gone: kept for output, never found */
+	uint8_t kind;          /* enum tb_code_kind */
 	uint32_t qualname;     /* strtab ids */
 	uint32_t filename;
 	int32_t firstlineno;
@@ -62,6 +74,17 @@ uint32_t tb_sym_find(const struct tb_symbolizer *s, pid_t pid, uint64_t addr, ui
 uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16_t code_id,
 		       int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
 		       const unsigned char *linetable, uint32_t linetable_len);
+/* The entry of a native or kernel function (kind TB_CODE_NATIVE or TB_CODE_KERNEL), added
+ * on first sight: one per (kind, key), key its start address (or any key unique in the
+ * kind); pid 0, no line table, name and module (a path, "[kernel]", "[nf_tables]"). */
+uint32_t tb_sym_function(struct tb_symbolizer *s, enum tb_code_kind kind, uint64_t key,
+			 const char *name, const char *module);
+/* "python", "native", "kernel" ("python" for an unknown kind). */
+const char *tb_code_kind_name(unsigned kind);
+/* What a function of this kind from this file is shown with: a native one's module
+ * without its directories ("libz.so.1"), a kernel one's "[kernel]" or "[nf_tables]"
+ * (its file), a Python one's file name. */
+const char *tb_module_name(unsigned kind, const char *file);
 /* Location of byte offset `offset` in code `idx`. */
 void tb_sym_location(const struct tb_symbolizer *s, uint32_t idx, int32_t offset,
 		     struct tb_location *loc);

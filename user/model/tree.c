@@ -152,6 +152,7 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 	const struct tb_sframe *f = tb_stack_frames(p, s);
 	uint32_t thread = s->thread, node;
 	int pi = tb_profile_find_process(p, p->threads[thread].pid);
+	int leaf = tb_stack_leaf(p, s);   /* where the leaf instruction is (below: kernel frames) */
 
 	add_weight(&t->n[0], thread, s->count, 0);
 	node = child(t, 0, TB_N_PROCESS, pi < 0 ? 0 : (uint32_t)pi, -1);
@@ -174,9 +175,9 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 		add_weight(&t->n[node], thread, s->count, i == 0);
 		add_line(&t->n[node], &loc, s->count, i == 0);
 		t->n[node].py_minor = c->py_minor;
-		if (i == 0 && f[i].has_opcode)
+		if (i == leaf && f[i].has_opcode)
 			add_opcode(&t->n[node], thread, f[i].opcode, s->count);
-		if (i == 0)
+		if (i == leaf)
 			add_instruction(&t->n[node], &f[i], &loc, s->count);
 	}
 }

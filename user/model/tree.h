@@ -1,5 +1,6 @@
 /* tree.h: the weighted call tree every rich output is written from:
- * root -> process -> Python frames, with per-thread values on every node. */
+ * root -> process -> frames (Python, native, kernel: the kind is their
+ * function's), with per-thread values on every node. */
 #ifndef TB_TREE_H
 #define TB_TREE_H
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /* diff.c: differential profiles.  Nodes of the two call trees are matched
  * by their path of (process name; file and function name), line numbers
- * ignored, so moved code still matches; threads by (process name, thread
+ * ignored, so moved code still matches; kernel frames by their symbol,
+ * native ones by (module file name, symbol); threads by (process name, thread
  * name, ordinal).  Self time is compared per unit of sampled time (the
  * baseline scaled so both captures cover the same total samples x
  * interval, each side at its own rate), and a change counts only if a
@@ -12,6 +13,7 @@
 #include "lib/hashmap.h"
 #include "lib/mem.h"
 #include "out/diff.h"
+#include "out/funcname.h"
 #include "lib/jsonw.h"
 #include "out/tree_json.h"
 
@@ -55,10 +57,19 @@ static uint64_t node_key(const struct tb_tree *t, uint32_t idx, uint64_t parent)
 	case TB_N_PROCESS:
 		tb_hash_str(&h, tb_str(&p->pstrs, p->procs[x->key].comm));
 		break;
-	case TB_N_FRAME:
-		tb_hash_str(&h, tb_str(&p->strs, t->funcs.f[x->key].filename));
-		tb_hash_str(&h, tb_str(&p->strs, t->funcs.f[x->key].qualname));
+	case TB_N_FRAME: {
+		const struct tb_func *fn = &t->funcs.f[x->key];
+
+		if (fn->kind != TB_CODE_PYTHON) { /* not the module's path: it differs between hosts */
+			tb_hash_word(&h, 0x6b696e64u + fn->kind);
+			if (fn->kind == TB_CODE_NATIVE)
+				tb_hash_str(&h, tb_module_name(fn->kind, tb_str(&p->strs, fn->filename)));
+		} else {
+			tb_hash_str(&h, tb_str(&p->strs, fn->filename));
+		}
+		tb_hash_str(&h, tb_str(&p->strs, fn->qualname));
 		break;
+	}
 	default:
 		break;
 	}
@@ -398,8 +409,20 @@ static void stack_key(const struct tb_profile *p, const struct tb_stack *s, char
 		fputs(";<partial stack>", m);
 	for (int i = s->depth - 1; i >= 0; i--) {
 		const struct tb_code *c = &p->sym.codes[f[i].code];
+		const char *name = tb_str(&p->strs, c->qualname);
 
-		fprintf(m, ";%s (%s)", tb_str(&p->strs, c->qualname), tb_str(&p->strs, c->filename));
+		if (c->kind == TB_CODE_KERNEL) /* as .folded; kernel frames match by symbol */
+			fprintf(m, ";%s_[k]", name);
+		else if (c->kind == TB_CODE_NATIVE) { /* by (module file name, symbol), as .folded */
+			const char *module = tb_module_name(c->kind, tb_str(&p->strs, c->filename));
+
+			if (tb_name_has_module(name, module))
+				fprintf(m, ";%s", name);
+			else
+				fprintf(m, ";%s (%s)", name, module);
+		}
+		else
+			fprintf(m, ";%s (%s)", name, tb_str(&p->strs, c->filename));
 	}
 	fclose(m);
 	/* one line, one frame per ';': names come from the targets */

@@ -1,10 +1,14 @@
 /* folded.c: the collapsed-stack writer (flamegraph.pl, speedscope, inferno).
  * One line per unique stack, root first: process and thread frames, then
- * Python frames `qualname (file:line)`, then a space and the count. */
+ * Python frames `qualname (file:line)`, native frames `symbol (library)`
+ * (a stripped one's `library+0xSTART` alone), kernel frames `symbol_[k]`
+ * (flamegraph.pl's convention, which colours them), then a space and the
+ * count. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
 #include "out/format.h"
+#include "out/funcname.h"
 
 struct line {
 	char *text;
@@ -37,6 +41,35 @@ static void put_fmt(char *out, size_t len, size_t *pos, const char *fmt, long lo
 		*pos = *pos + (size_t)n < len ? *pos + (size_t)n : len - 1;
 }
 
+/* One frame of any kind (see the top of the file). */
+static void put_frame(char *out, size_t len, size_t *pos, const struct tb_profile *p,
+		      const struct tb_sframe *f)
+{
+	const struct tb_code *c = &p->sym.codes[f->code];
+	const char *name = tb_str(&p->strs, c->qualname), *module;
+	struct tb_location loc;
+
+	put_clean(out, len, pos, name);
+	switch (c->kind) {
+	case TB_CODE_KERNEL:
+		put_raw(out, len, pos, "_[k]");
+		return;
+	case TB_CODE_NATIVE:
+		module = tb_module_name(c->kind, tb_str(&p->strs, c->filename));
+		if (tb_name_has_module(name, module))
+			return; /* library+0xSTART already names it */
+		put_raw(out, len, pos, " (");
+		put_clean(out, len, pos, module);
+		put_raw(out, len, pos, ")");
+		return;
+	default:
+		tb_sym_location(&p->sym, f->code, f->offset, &loc);
+		put_raw(out, len, pos, " (");
+		put_clean(out, len, pos, tb_str(&p->strs, c->filename));
+		put_fmt(out, len, pos, ":%lld)", loc.line >= 0 ? loc.line : c->firstlineno);
+	}
+}
+
 static char *stack_line(const struct tb_profile *p, const struct tb_stack *s)
 {
 	const struct tb_tinfo *t = &p->threads[s->thread];
@@ -57,15 +90,8 @@ static char *stack_line(const struct tb_profile *p, const struct tb_stack *s)
 	if (s->kind & TB_SK_PARTIAL)
 		put_raw(out, len, &pos, ";<partial stack>");
 	for (int i = s->depth - 1; i >= 0; i--) {
-		const struct tb_code *c = &p->sym.codes[f[i].code];
-		struct tb_location loc;
-
-		tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
 		put_raw(out, len, &pos, ";");
-		put_clean(out, len, &pos, tb_str(&p->strs, c->qualname));
-		put_raw(out, len, &pos, " (");
-		put_clean(out, len, &pos, tb_str(&p->strs, c->filename));
-		put_fmt(out, len, &pos, ":%lld)", loc.line >= 0 ? loc.line : c->firstlineno);
+		put_frame(out, len, &pos, p, &f[i]);
 	}
 	return out;
 }

@@ -10,14 +10,17 @@
  * phase in (0, 1) a fixed low-discrepancy sequence over the thread's stacks
  * (so stacks seen once do not all land in the middle), ties broken by
  * stack order: the order is deterministic.  Interval
- * markers come from that order: runs of samples whose leaf is a synthetic
+ * markers come from that order: runs of samples whose leaf (the innermost
+ * frame that is not native or kernel) is a synthetic
  * frame give "Off CPU" (<off-CPU>, <waiting for GIL>), "Waiting for GIL",
  * "GC" (<GC>), the rest "On CPU"; "Has GIL" / "Has Exception" cover the
  * on-CPU runs in gil / exception mode (every kept sample had that status);
  * a "Thread status" marker over the thread's run carries its counters.
  * They show proportions, not when things happened.  The leaf instruction's
  * opcode is the leaf frame's subcategory of the Python category, so the
- * category breakdown lists opcodes.  A profile of more than
+ * category breakdown lists opcodes.  Native and kernel frames are in the
+ * "Native" and "Kernel" categories (listed only when the profile has such
+ * frames), their functions' resources are their modules.  A profile of more than
  * MAX_SYNTH_SAMPLES samples in all is refused (EFBIG): every one is listed
  * (and held in memory), and the profiler could not load such a file. */
 #include <errno.h>
@@ -36,16 +39,22 @@
 #define MAX_MINOR 32
 #define MAX_SYNTH_SAMPLES (1ull << 25)
 
-enum { CAT_OTHER, CAT_PYTHON, CAT_GC, CAT_GIL, CAT_OFFCPU, CAT_EXCEPTION };
-static const char *const cat_names[] = { "Other", "Python", "GC", "GIL", "Off-CPU", "Exception" };
+enum { CAT_OTHER, CAT_PYTHON, CAT_GC, CAT_GIL, CAT_OFFCPU, CAT_EXCEPTION, CAT_KERNEL, CAT_NATIVE,
+       NCATS };
+static const char *const cat_names[] = { "Other", "Python", "GC", "GIL", "Off-CPU", "Exception",
+					 "Kernel", "Native" };
 static const char *const cat_colors[] = { "grey", "yellow", "orange", "green", "transparent",
-					  "lightblue" };
+					  "lightblue", "red", "blue" };
+_Static_assert(sizeof(cat_names) / sizeof(cat_names[0]) == NCATS, "a name per category");
+_Static_assert(sizeof(cat_colors) / sizeof(cat_colors[0]) == NCATS, "a colour per category");
+/* categories of every profile; the others only of one with native or kernel frames */
+#define BASE_CATS CAT_KERNEL
 
 /* What a sample's leaf says about the thread. */
 enum { L_RUN, L_OFF, L_GILWAIT, L_GC };
 
 /* func kinds (part of the func key) */
-enum { K_PYTHON, K_SYNTHETIC, K_TRUNCATED, K_PARTIAL };
+enum { K_PYTHON, K_SYNTHETIC, K_TRUNCATED, K_PARTIAL, K_NATIVE, K_KERNEL };
 
 struct lit {
 	const char *s;
@@ -89,6 +98,7 @@ struct marker { uint32_t name; uint64_t from, to; uint8_t cat, status; uint64_t 
 
 struct ctx {
 	const struct tb_profile *p;
+	unsigned ncats;            /* categories listed */
 	struct strs s;
 	struct opsub ops;
 	struct tables t;
@@ -134,7 +144,7 @@ static int is_synthetic(const struct tb_profile *p, const struct tb_code *c)
 
 static int leaf_class(const struct tb_profile *p, const struct tb_stack *s)
 {
-	const struct tb_code *c = &p->sym.codes[tb_stack_frames(p, s)[0].code];
+	const struct tb_code *c = &p->sym.codes[tb_stack_frames(p, s)[tb_stack_leaf(p, s)].code];
 	const char *name;
 
 	if (!is_synthetic(p, c))
@@ -171,7 +181,10 @@ static void collect_opcodes(const struct tb_profile *p, struct opsub *o)
 		char buf[32];
 		uint32_t k;
 
-		if (!s->count || !s->depth || !f[0].has_opcode)
+		if (!s->count || !s->depth)
+			continue;
+		f += tb_stack_leaf(p, s);
+		if (!f[0].has_opcode)
 			continue;
 		minor = p->sym.codes[f[0].code].py_minor;
 		if (minor >= MAX_MINOR || o->idx[minor][f[0].opcode] ||
@@ -231,6 +244,8 @@ static uint32_t add_func(struct ctx *g, const struct tb_code *c, int kind)
 		fn->file = str_sid(&g->s, c->filename);
 		fn->line = c->firstlineno;
 		fn->res = (int32_t)add_resource(g, c->filename);
+	} else if (kind == K_NATIVE || kind == K_KERNEL) {
+		fn->res = (int32_t)add_resource(g, c->filename); /* its module */
 	}
 	return i;
 }
@@ -268,6 +283,7 @@ static uint32_t intern_stack(struct ctx *g, const struct tb_stack *s)
 	const struct tb_profile *p = g->p;
 	const struct tb_sframe *f = tb_stack_frames(p, s);
 	uint32_t prefix = NONE;
+	int leaf = tb_stack_leaf(p, s);
 
 	if (s->kind & TB_SK_TRUNCATED)
 		prefix = add_stack(g, prefix, add_frame(g, add_func(g, NULL, K_TRUNCATED), NO_LINE,
@@ -285,8 +301,15 @@ static uint32_t intern_stack(struct ctx *g, const struct tb_stack *s)
 								synthetic_cat(tb_str(&p->strs, c->qualname)), 0));
 			continue;
 		}
+		if (c->kind != TB_CODE_PYTHON) {
+			int kernel = c->kind == TB_CODE_KERNEL;
+
+			prefix = add_stack(g, prefix, add_frame(g, add_func(g, c, kernel ? K_KERNEL : K_NATIVE),
+								NO_LINE, kernel ? CAT_KERNEL : CAT_NATIVE, 0));
+			continue;
+		}
 		tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
-		if (i == 0 && f[i].has_opcode && c->py_minor < MAX_MINOR)
+		if (i == leaf && f[i].has_opcode && c->py_minor < MAX_MINOR)
 			subcat = g->ops.idx[c->py_minor][f[i].opcode];
 		prefix = add_stack(g, prefix, add_frame(g, add_func(g, c, K_PYTHON),
 							loc.line >= 0 ? loc.line : NO_LINE, CAT_PYTHON,
@@ -600,7 +623,7 @@ static void write_meta(FILE *f, const struct ctx *g, double end_ms)
 		tb_json_str(f, tb_str(&p->pstrs, p->procs[0].cmdline));
 	}
 	fputs(",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"categories\":[", f);
-	for (unsigned c = 0; c < sizeof(cat_names) / sizeof(cat_names[0]); c++) {
+	for (unsigned c = 0; c < g->ncats; c++) {
 		fprintf(f, "%s{\"name\":\"%s\",\"color\":\"%s\",\"subcategories\":[\"Other\"", c ? "," : "",
 			cat_names[c], cat_colors[c]);
 		if (c == CAT_PYTHON)
@@ -680,6 +703,10 @@ int tb_write_gecko(const struct tb_profile *p, FILE *f)
 	if (!g->s.of_sid)
 		abort();
 	g->step = 1000.0 / (p->hz ? p->hz : 1000);
+	g->ncats = BASE_CATS;
+	for (uint32_t i = 0; i < p->sym.n; i++)
+		if (p->sym.codes[i].kind != TB_CODE_PYTHON)
+			g->ncats = NCATS;
 	collect_opcodes(p, &g->ops);
 	/* stacks with weight, bucketed by thread in stack order */
 	for (uint32_t i = 0; i < p->nstacks; i++)

@@ -1,6 +1,7 @@
 /* heatmap.c: the source heatmap data (docs/heatmap-json.md) and page:
  * per file and line, self and total samples and the leaf instructions,
- * with the source text read at capture time. */
+ * with the source text read at capture time.  Python frames only: the
+ * innermost Python frame is the leaf, native and kernel frames are left out. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,7 @@ static void collect(struct heat *h)
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct tb_stack *s = &p->stacks[i];
 		const struct tb_sframe *f = tb_stack_frames(p, s);
+		uint16_t leaf = tb_stack_leaf(p, s);   /* native and kernel frames are not source */
 
 		for (uint16_t d = 0; d < s->depth; d++) {
 			const struct tb_code *c = &p->sym.codes[f[d].code];
@@ -103,12 +105,12 @@ static void collect(struct heat *h)
 			struct hline *l;
 			struct hfile *hf;
 
-			if (!c->resolved || !c->pid || c->filename >= p->strs.n)
-				continue; /* unresolved or synthetic frames */
+			if (!c->resolved || !c->pid || c->kind != TB_CODE_PYTHON || c->filename >= p->strs.n)
+				continue; /* unresolved, synthetic, native or kernel frames */
 			tb_sym_location(&p->sym, f[d].code, f[d].offset, &loc);
 			l = line_entry(h, c->filename, loc.line);
 			hf = file_entry(h, c->filename);
-			if (d == 0) {
+			if (d == leaf) {
 				l->self += s->count;
 				hf->self += s->count;
 				add_instruction(h, &f[d], &loc, s->count);

@@ -12,6 +12,7 @@
 #include "lib/hashmap.h"
 #include "cpython/opcodes.h"
 #include "out/format.h"
+#include "out/tree_json.h"
 
 #define NONE UINT32_MAX
 #define MAX_MINOR 32
@@ -19,6 +20,7 @@
 struct jframe {
 	uint32_t qualname, filename;  /* strtab ids */
 	int32_t first_line, line;     /* line -1: unknown */
+	uint32_t kind;                /* enum tb_code_kind */
 	uint32_t out;                 /* id in the file, NONE until written */
 	uint64_t self, total, stamp;
 };
@@ -35,7 +37,7 @@ struct ctx {
 	FILE *f;
 	struct jframe *fr;
 	uint32_t nfr, capfr;
-	struct tb_hmap fr_index;      /* (qualname, filename, first_line, line) -> fr */
+	struct tb_hmap fr_index;      /* (qualname, filename, first_line, line, kind) -> fr */
 	uint32_t *str_out;            /* strtab id -> file id + 1 */
 	char **ops;                   /* opcode names */
 	uint32_t *op_out;             /* opcode name -> file id + 1 */
@@ -54,7 +56,7 @@ static uint32_t frame_of(struct ctx *g, const struct tb_sframe *sf)
 
 	tb_sym_location(&p->sym, sf->code, sf->offset, &loc);
 	fr = (struct jframe){ c->qualname, c->filename, c->firstlineno, loc.line < 0 ? -1 : loc.line,
-			      NONE, 0, 0, 0 };
+			      c->kind, NONE, 0, 0, 0 };
 	i = tb_hmap_intern_key(&g->fr_index, g->fr, sizeof(*g->fr), &fr, JFRAME_KEY, g->nfr);
 	if (i == g->nfr) {
 		g->fr = tb_grow(g->fr, &g->capfr, g->nfr + 1, sizeof(*g->fr), 64);
@@ -103,7 +105,7 @@ static void make_seq(struct ctx *g, const struct tb_stack *s, struct seq *q)
 		q->idx[s->depth - 1 - i] = frame_of(g, &f[i]);
 	q->thread = s->thread;
 	q->kind = s->kind;
-	q->opcode = opcode_of(g, &f[0]);
+	q->opcode = opcode_of(g, &f[tb_stack_leaf(g->p, s)]);
 	q->count = s->count;
 }
 
@@ -162,7 +164,10 @@ static uint32_t put_frame(struct ctx *g, uint32_t i)
 			fprintf(g->f, "%d", j->line);
 		else
 			fputs("null", g->f);
-		fprintf(g->f, ",\"first_line\":%d}\n", j->first_line);
+		fprintf(g->f, ",\"first_line\":%d", j->first_line);
+		if (j->kind != TB_CODE_PYTHON)
+			fprintf(g->f, ",\"kind\":\"%s\"", tb_code_kind_name(j->kind));
+		fputs("}\n", g->f);
 	}
 	return j->out;
 }
@@ -181,7 +186,9 @@ static void put_meta(struct ctx *g)
 	tb_json_str(g->f, u.nodename);
 	fputs(",\"kernel\":", g->f);
 	tb_json_str(g->f, u.release);
-	fprintf(g->f, ",\"samples\":%llu,\"python_samples\":%llu,\"no_python_samples\":%llu,"
+	fputc(',', g->f);
+	tb_json_frame_kinds(g->f, p);
+	fprintf(g->f, "\"samples\":%llu,\"python_samples\":%llu,\"no_python_samples\":%llu,"
 		"\"lost\":%llu,\"truncated\":%llu,\"partial\":%llu,\"filtered_samples\":%llu,"
 		"\"off_cpu_samples\":%llu,\"max_depth\":%u,\"gc_frames\":%s,\"processes\":%u,"
 		"\"threads\":%u}\n",

@@ -1,9 +1,11 @@
 /* pprof.c: the pprof writer (`-o x.pb.gz`): a gzip-compressed
  * perftools.profiles.Profile (github.com/google/pprof proto/profile.proto)
- * encoded by hand.  One Function per (qualname, file, first line), one
+ * encoded by hand.  One Function per (qualname, file, first line, kind), one
  * Location per (function, line), one Sample per unique stack, leaf first,
  * valued [samples, cpu (wall mode: wall) nanoseconds] and labelled with its
- * thread and process. */
+ * thread and process.  Native and kernel functions have their module as
+ * file name, and their locations a Mapping per module ("[kernel]",
+ * "libz.so.1"'s path) that says it has functions. */
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -78,6 +80,7 @@ struct ctx {
 	struct tb_functab funcs;
 	struct locs locs;
 	struct tb_buf locations, m;
+	struct tb_strtab modules;  /* native and kernel modules: Mapping id = index */
 	int64_t period;
 };
 
@@ -99,6 +102,9 @@ static uint64_t frame_location(struct ctx *c, const struct tb_code *code, int32_
 		field_int(&l, 1, fi + 1);            /* Line.function_id */
 		field_int(&l, 2, (uint64_t)(int64_t)line);
 		field_int(&c->m, 1, id);             /* Location.id */
+		if (code->kind != TB_CODE_PYTHON)   /* Location.mapping_id */
+			field_int(&c->m, 2, tb_strtab_intern(&c->modules,
+							     tb_str(&c->p->strs, code->filename)));
 		field_msg(&c->m, 4, &l);             /* Location.line */
 		field_msg(&c->locations, P_LOCATION, &c->m);
 		free(l.d);
@@ -159,6 +165,17 @@ static void value_type(struct ctx *c, struct tb_buf *out, unsigned field, const 
 	field_int(&c->m, 1, s(c, type));
 	field_int(&c->m, 2, s(c, unit));
 	field_msg(out, field, &c->m);
+}
+
+/* One Mapping per module of native and kernel functions (ids from 1). */
+static void mappings(struct ctx *c, struct tb_buf *out)
+{
+	for (uint32_t i = 1; i < c->modules.n; i++) {
+		field_int(&c->m, 1, i);                         /* Mapping.id */
+		field_int(&c->m, 5, s(c, c->modules.strs[i]));  /* Mapping.filename */
+		field_int(&c->m, 7, 1);                         /* Mapping.has_functions */
+		field_msg(out, P_MAPPING, &c->m);
+	}
 }
 
 static void functions(struct ctx *c, struct tb_buf *out)
@@ -237,6 +254,7 @@ int tb_write_pprof(const struct tb_profile *p, FILE *f)
 	int rc;
 
 	tb_strtab_init(&c.strs);
+	tb_strtab_init(&c.modules);
 	c.period = p->hz ? (int64_t)(1e9 / p->hz + 0.5) : 0;
 	value_type(&c, &out, P_SAMPLE_TYPE, "samples", "count");
 	value_type(&c, &out, P_SAMPLE_TYPE, measure, "nanoseconds");
@@ -244,6 +262,7 @@ int tb_write_pprof(const struct tb_profile *p, FILE *f)
 		if (p->stacks[i].count) /* wall mode: an off-CPU stack may have no weight yet */
 			add_sample(&c, &samples, &p->stacks[i]);
 	tb_buf_put(&out, samples.d, samples.n);
+	mappings(&c, &out);
 	tb_buf_put(&out, c.locations.d, c.locations.n);
 	functions(&c, &out);
 	field_int(&out, P_TIME_NANOS, (uint64_t)p->start_unix * 1000000000u);
@@ -264,5 +283,6 @@ int tb_write_pprof(const struct tb_profile *p, FILE *f)
 	tb_hmap_free(&c.locs.index);
 	tb_functab_free(&c.funcs);
 	tb_strtab_free(&c.strs);
+	tb_strtab_free(&c.modules);
 	return rc || ferror(f) ? -1 : 0;
 }

@@ -1,7 +1,8 @@
 /* speedscope.c: the speedscope writer (`-o x.speedscope.json`,
  * https://www.speedscope.app/file-format-schema.json): shared frames keyed
- * by (function, file, line), one "sampled" profile per thread whose samples
- * are root-first stacks of frame indices weighted in seconds of CPU. */
+ * by (function, file, line, kind), one "sampled" profile per thread whose
+ * samples are root-first stacks of frame indices weighted in seconds of CPU.
+ * A native or kernel frame's file is its module, without a line. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/hashmap.h"
@@ -15,6 +16,7 @@
 struct sframe {          /* the whole of it is the key */
 	uint32_t qualname, filename;
 	int32_t line;
+	uint32_t kind;       /* enum tb_code_kind */
 };
 
 struct frames {
@@ -30,9 +32,9 @@ struct seq {            /* one stack of a thread: frame indices, root first */
 	int merged;         /* folded into the next one (same frames) */
 };
 
-static uint32_t frame_index(struct frames *t, uint32_t q, uint32_t f, int32_t line)
+static uint32_t frame_index(struct frames *t, uint32_t q, uint32_t f, int32_t line, uint32_t kind)
 {
-	const struct sframe key = { q, f, line };
+	const struct sframe key = { q, f, line, kind };
 	uint32_t i = tb_hmap_intern_key(&t->index, t->f, sizeof(*t->f), &key, sizeof(key), t->n);
 
 	if (i == t->n) {
@@ -53,9 +55,9 @@ static void stack_seq(const struct tb_profile *p, struct frames *fr, const struc
 	out->count = s->count;
 	out->merged = 0;
 	if (s->kind & TB_SK_TRUNCATED)
-		out->idx[n++] = frame_index(fr, MARK_TRUNCATED, 0, 0);
+		out->idx[n++] = frame_index(fr, MARK_TRUNCATED, 0, 0, 0);
 	if (s->kind & TB_SK_PARTIAL)
-		out->idx[n++] = frame_index(fr, MARK_PARTIAL, 0, 0);
+		out->idx[n++] = frame_index(fr, MARK_PARTIAL, 0, 0, 0);
 	for (int i = s->depth - 1; i >= 0; i--) {
 		const struct tb_code *c = &p->sym.codes[f[i].code];
 		int32_t line = c->firstlineno;
@@ -67,7 +69,7 @@ static void stack_seq(const struct tb_profile *p, struct frames *fr, const struc
 			if (loc.line >= 0)
 				line = loc.line;
 		}
-		out->idx[n++] = frame_index(fr, c->qualname, c->filename, line);
+		out->idx[n++] = frame_index(fr, c->qualname, c->filename, line, c->kind);
 	}
 	out->len = n;
 }
@@ -146,7 +148,10 @@ static void write_frames(FILE *f, const struct tb_profile *p, const struct frame
 		tb_json_str(f, tb_str(&p->strs, s->qualname));
 		fputs(",\"file\":", f);
 		tb_json_str(f, tb_str(&p->strs, s->filename));
-		fprintf(f, ",\"line\":%d}", s->line);
+		if (s->kind == TB_CODE_PYTHON)
+			fprintf(f, ",\"line\":%d}", s->line);
+		else
+			fputc('}', f);
 	}
 	fputs("]}", f);
 }

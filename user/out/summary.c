@@ -9,6 +9,7 @@
 #include "model/functab.h"
 #include "cpython/opcodes.h"
 #include "out/format.h"
+#include "out/funcname.h"
 
 static int by_self(const void *a, const void *b)
 {
@@ -33,10 +34,8 @@ static void print_top(const struct tb_profile *p, FILE *out, struct tb_func *f, 
 	for (uint32_t i = 0; i < n && i < top; i++) {
 		fprintf(out, "    %6.2f%% self %6.2f%% total  ",
 			100.0 * (double)f[i].self / all, 100.0 * (double)f[i].total / all);
-		tb_termsafe_put(out, tb_str(&p->strs, f[i].qualname));
-		fputs(" (", out);
-		tb_termsafe_put(out, tb_str(&p->strs, f[i].filename));
-		fprintf(out, ":%d)\n", f[i].firstlineno);
+		tb_put_funcname(out, p, &f[i], tb_termsafe_put);
+		fputc('\n', out);
 	}
 }
 
@@ -56,7 +55,10 @@ static void print_opcodes(const struct tb_profile *p, FILE *out, unsigned top)
 		const char *name;
 		unsigned k;
 
-		if (!s->depth || !f[0].has_opcode || !s->count)
+		if (!s->depth || !s->count)
+			continue;
+		f += tb_stack_leaf(p, s);   /* the Python leaf: kernel frames may be below it */
+		if (!f[0].has_opcode)
 			continue;
 		minor = p->sym.codes[f[0].code].py_minor;
 		op = f[0].opcode;
@@ -89,6 +91,35 @@ static void print_opcodes(const struct tb_profile *p, FILE *out, unsigned top)
 		fprintf(out, "    %6.2f%%  %s\n", 100.0 * (double)ops[a].n / (double)with, ops[a].name);
 }
 
+/* --kernel, --native: what the samples held, and why kernel names are missing. */
+static void print_frame_kinds(const struct tb_profile *p, FILE *out, const struct tb_functab *t)
+{
+	uint32_t kinds[TB_CODE_KINDS] = { 0 };
+
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->f[i].kind < TB_CODE_KINDS)
+			kinds[t->f[i].kind]++;
+	if (p->kernel || p->kernel_samples)
+		fprintf(out, "  kernel: %llu samples and off-CPU stacks with kernel frames, %llu kernel frames, "
+			"%u kernel functions\n", (unsigned long long)p->kernel_samples,
+			(unsigned long long)p->kernel_frames, kinds[TB_CODE_KERNEL]);
+	if ((p->kernel || p->kernel_samples) && p->kstack.hidden) {
+		if (p->kstack.kptr_restrict >= 0)
+			fprintf(out, "  kernel symbols hidden: kptr_restrict=%d or no CAP_SYSLOG "
+				"(each sample's kernel part is one [kernel] frame)\n", (int)p->kstack.kptr_restrict);
+		else
+			fprintf(out, "  kernel symbols hidden: kptr_restrict or no CAP_SYSLOG "
+				"(each sample's kernel part is one [kernel] frame)\n");
+	}
+	if (p->native || p->native_samples)
+		fprintf(out, "  native: %llu samples with native frames, %llu native frames, %u native functions; "
+			"%llu merged, %llu unmerged (%.2f%%), %llu truncated\n",
+			(unsigned long long)p->native_samples, (unsigned long long)p->native_frames,
+			kinds[TB_CODE_NATIVE], (unsigned long long)p->merged, (unsigned long long)p->unmerged,
+			p->native_samples ? 100.0 * (double)p->unmerged / (double)p->native_samples : 0.0,
+			(unsigned long long)p->native_truncated);
+}
+
 void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 {
 	struct tb_functab t = { 0 };
@@ -106,6 +137,7 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 		p->nprocs, p->nthreads, t.n, (unsigned long long)p->unresolved_frames,
 		(unsigned long long)p->frames,
 		p->frames ? 100.0 * (double)p->unresolved_frames / (double)p->frames : 0.0);
+	print_frame_kinds(p, out, &t);
 	if (p->sym.lines_dropped)
 		fprintf(out, "  %llu code objects show their first line only: their line tables were over the "
 			"memory budget (%llu MiB, %llu MiB per process)\n", (unsigned long long)p->sym.lines_dropped,

@@ -1,12 +1,14 @@
 /* table.c: the pstats-style text table (`-o x.txt`): one row per function
  * with own (self) and total samples, their shares of the Python samples and
  * their time (samples / rate), sorted by p->sort_key (--sort own|total|name)
- * and cut at p->limit rows (--limit N, 0 = all). */
+ * and cut at p->limit rows (--limit N, 0 = all); functions named by
+ * out/funcname.c. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
 #include "model/functab.h"
 #include "out/format.h"
+#include "out/funcname.h"
 
 static const struct tb_profile *sort_prof; /* qsort has no context argument */
 
@@ -109,10 +111,8 @@ int tb_write_pstats(const struct tb_profile *p, FILE *f)
 		fprintf(f, "%10llu %10llu %6.2f%% %6.2f%% %12.1f %12.1f  ", (unsigned long long)fn->self,
 			(unsigned long long)fn->total, 100.0 * (double)fn->self / all,
 			100.0 * (double)fn->total / all, (double)fn->self * ms, (double)fn->total * ms);
-		put_clean(f, tb_str(&p->strs, fn->qualname));
-		fputs(" (", f);
-		put_clean(f, tb_str(&p->strs, fn->filename));
-		fprintf(f, ":%d)\n", fn->firstlineno);
+		tb_put_funcname(f, p, fn, put_clean);
+		fputc('\n', f);
 	}
 	tb_functab_free(&t);
 	return ferror(f) ? -1 : 0;

@@ -1,7 +1,8 @@
-/* tbp_read.c: reads a capture file back into a profile that every
- * writer can render.  The file is untrusted: every count is bounded by the
- * bytes left before anything is allocated, every index is range-checked,
- * and any problem ends the read with one sentence (docs/capture-format.md). */
+/* tbp_read.c: reads a capture file (version 1 or 2) back into a profile
+ * that every writer can render.  The file is untrusted: every count is
+ * bounded by the bytes left before anything is allocated, every index is
+ * range-checked, and any problem ends the read with one sentence
+ * (docs/capture-format.md). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 struct rd {
 	const unsigned char *p;
 	size_t left;
+	unsigned version;     /* of the file: what the sections hold */
 	char *err;
 	size_t errlen;
 	int failed;
@@ -133,10 +135,40 @@ static uint32_t get_strid(struct rd *r, const char *what)
 	return r->failed ? 0 : id;
 }
 
+/* Version 2's metadata after version 1's: native and kernel frames. */
+static int read_meta_v2(struct rd *r, struct tb_profile *p, uint32_t flags)
+{
+	const char *w = "metadata";
+	int32_t kptr;
+
+	p->kernel_samples = get(r, 8, w);
+	p->kernel_frames = get(r, 8, w);
+	p->native_samples = get(r, 8, w);
+	p->native_frames = get(r, 8, w);
+	p->merged = get(r, 8, w);
+	p->unmerged = get(r, 8, w);
+	p->native_truncated = get(r, 8, w);
+	for (int i = 0; i < TB_NATIVE_STOPS; i++)
+		p->native_stop[i] = get(r, 8, w);
+	kptr = (int32_t)(uint32_t)get(r, 4, w);
+	if (get(r, 4, w) && !r->failed)
+		return fail(r, "the metadata has a reserved field set");
+	p->off_cpu_records = get(r, 8, w);
+	if (r->failed)
+		return -1;
+	if (kptr < -1 || kptr > 2)
+		return fail(r, "the metadata holds an impossible kptr_restrict (%d)", kptr);
+	p->kernel = (flags & TB_CAP_META_KERNEL) != 0;
+	p->native = (flags & TB_CAP_META_NATIVE) != 0;
+	p->kstack.hidden = (flags & TB_CAP_META_KSYMS_HIDDEN) != 0;
+	p->kstack.kptr_restrict = kptr;
+	return 0;
+}
+
 static int read_meta(struct rd *r, struct tb_profile *p)
 {
 	const char *w = "metadata";
-	uint32_t mode, flags;
+	uint32_t mode, flags, known = TB_CAP_META_BY_LINE | TB_CAP_META_NO_GC;
 
 	p->hz = (unsigned)get(r, 4, w);
 	p->max_depth = (unsigned)get(r, 4, w);
@@ -163,7 +195,9 @@ static int read_meta(struct rd *r, struct tb_profile *p)
 		return -1;
 	if (mode > TB_MODE_EXCEPTION)
 		return fail(r, "the metadata names an unknown sampling mode (%u)", mode);
-	if (flags & ~(TB_CAP_META_BY_LINE | TB_CAP_META_NO_GC))
+	if (r->version >= 2)
+		known |= TB_CAP_META_KERNEL | TB_CAP_META_NATIVE | TB_CAP_META_KSYMS_HIDDEN;
+	if (flags & ~known)
 		return fail(r, "the metadata has invalid flags");
 	p->mode = (enum tb_mode)mode;
 	p->by_line = (flags & TB_CAP_META_BY_LINE) != 0;
@@ -174,7 +208,7 @@ static int read_meta(struct rd *r, struct tb_profile *p)
 	/* writers multiply it up to nanoseconds (pprof's int64 time_nanos) */
 	if ((uint64_t)p->start_unix > INT64_MAX / 1000000000)
 		return fail(r, "the metadata holds an impossible start time");
-	return 0;
+	return r->version >= 2 ? read_meta_v2(r, p, flags) : 0;
 }
 
 static int read_strings(struct rd *r, struct tb_profile *p)
@@ -300,6 +334,29 @@ static int read_threads(struct rd *r, struct tb_profile *p)
 	return r->failed ? -1 : 0;
 }
 
+/* The kind of a code object from its flags (version 2: native, kernel),
+ * or -1 if they are invalid. */
+static int code_kind(const struct rd *r, unsigned flags)
+{
+	unsigned kinds = flags & (TB_CAP_CODE_NATIVE | TB_CAP_CODE_KERNEL);
+
+	if (flags & ~(TB_CAP_CODE_RESOLVED | TB_CAP_CODE_NATIVE | TB_CAP_CODE_KERNEL) ||
+	    (kinds && r->version < 2) || kinds == (TB_CAP_CODE_NATIVE | TB_CAP_CODE_KERNEL))
+		return -1;
+	return kinds == TB_CAP_CODE_NATIVE ? TB_CODE_NATIVE : kinds ? TB_CODE_KERNEL : TB_CODE_PYTHON;
+}
+
+/* Insert a code object read from the file: its index. */
+static uint32_t insert_code(struct tb_profile *p, int kind, pid_t pid, uint64_t addr, uint16_t code_id,
+			    int py_minor, const char *qualname, const char *filename, int32_t firstlineno,
+			    const unsigned char *table, uint32_t tlen)
+{
+	if (kind != TB_CODE_PYTHON)
+		return tb_sym_function(&p->sym, (enum tb_code_kind)kind, addr, qualname, filename);
+	return tb_sym_insert(&p->sym, pid, addr, code_id, py_minor, qualname, filename, firstlineno,
+			     table, tlen);
+}
+
 static int read_codes(struct rd *r, struct tb_profile *p)
 {
 	uint32_t n = get_count(r, 36, "code object"), dups = 0;
@@ -316,14 +373,19 @@ static int read_codes(struct rd *r, struct tb_profile *p)
 		uint32_t nbytes = (uint32_t)get(r, 4, "code object");
 		uint32_t tlen = (uint32_t)get(r, 4, "code object");
 		const unsigned char *table = take(r, tlen, "code object line table");
+		int kind = code_kind(r, flags);
 		uint32_t idx;
 
 		if (r->failed)
 			return -1;
-		if (flags > 1)
+		if (kind < 0)
 			return fail(r, "code object %u has invalid flags", i);
-		idx = tb_sym_insert(&p->sym, pid, addr, code_id, py_minor, r->strs[qualname],
-				    r->strs[filename], firstlineno, table, tlen);
+		/* a native or kernel function: pid 0, no bytecode, no lines */
+		if (kind != TB_CODE_PYTHON && (pid || code_id || py_minor || firstlineno || nbytes || tlen))
+			return fail(r, "code object %u is a %s function with a pid, bytecode or lines", i,
+				    tb_code_kind_name((unsigned)kind));
+		idx = insert_code(p, kind, pid, addr, code_id, py_minor, r->strs[qualname],
+				  r->strs[filename], firstlineno, table, tlen);
 		if (idx != i) {
 			/* same (pid, address, id) as an earlier, forgotten one: keep both
 			 * (a few: each one lengthens the symbolizer's probe chains) */
@@ -331,14 +393,14 @@ static int read_codes(struct rd *r, struct tb_profile *p)
 				return fail(r, "more than %u code objects repeat an earlier one's address",
 					    MAX_DUP_CODES);
 			p->sym.codes[idx].dead = 1;
-			idx = tb_sym_insert(&p->sym, pid, addr, code_id, py_minor, r->strs[qualname],
-					    r->strs[filename], firstlineno, table, tlen);
+			idx = insert_code(p, kind, pid, addr, code_id, py_minor, r->strs[qualname],
+					  r->strs[filename], firstlineno, table, tlen);
 		}
 		if (idx != i)
 			return fail(r, "code object %u could not be indexed", i);
-		p->sym.codes[idx].resolved = (uint8_t)(flags & 1);
+		p->sym.codes[idx].resolved = (uint8_t)(flags & TB_CAP_CODE_RESOLVED);
 		p->sym.codes[idx].nbytes = nbytes;
-		if (!(flags & 1))
+		if (!(flags & TB_CAP_CODE_RESOLVED))
 			p->sym.unresolved_codes++;
 	}
 	return r->failed ? -1 : 0;
@@ -347,12 +409,14 @@ static int read_codes(struct rd *r, struct tb_profile *p)
 static int read_stacks(struct rd *r, struct tb_profile *p)
 {
 	uint32_t n = get_count(r, 16, "stack");
+	/* version 1: the frames read, and one synthetic leaf (<GC>, <off-CPU>)
+	 * below them; version 2: native and kernel frames too */
+	unsigned max_depth = r->version >= 2 ? TB_MAX_STACK : TB_MAX_FRAMES + 1;
 	struct tb_sframe *f;
 
 	if (r->failed)
 		return -1;
-	/* the frames read, and one synthetic leaf (<GC>, <off-CPU>) below them */
-	f = malloc((TB_MAX_FRAMES + 1) * sizeof(*f));
+	f = malloc(max_depth * sizeof(*f));
 	if (!f)
 		return fail(r, "out of memory");
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
@@ -372,8 +436,8 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 			fail(r, "stack %u has invalid flags", i);
 			break;
 		}
-		if (depth == 0 || depth > TB_MAX_FRAMES + 1) {
-			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, TB_MAX_FRAMES + 1);
+		if (depth == 0 || depth > max_depth) {
+			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, max_depth);
 			break;
 		}
 		d = take(r, (size_t)depth * 10, "stack frames");
@@ -394,10 +458,10 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 	return r->failed ? -1 : 0;
 }
 
-static int parse_payload(const unsigned char *d, size_t len, struct tb_profile *p, char *err,
-			 size_t errlen)
+static int parse_payload(const unsigned char *d, size_t len, unsigned version, struct tb_profile *p,
+			 char *err, size_t errlen)
 {
-	struct rd r = { d, len, err, errlen, 0, NULL, 0, NULL, 0 };
+	struct rd r = { d, len, version, err, errlen, 0, NULL, 0, NULL, 0 };
 
 	if (!read_meta(&r, p) && !read_strings(&r, p) && !read_processes(&r, p) && !sort_pids(&r, p) &&
 	    !read_threads(&r, p) && !read_codes(&r, p) && !read_stacks(&r, p) && r.left)
@@ -407,10 +471,10 @@ static int parse_payload(const unsigned char *d, size_t len, struct tb_profile *
 	return r.failed ? -1 : 0;
 }
 
-static int read_header(const unsigned char *b, size_t len, uint64_t *plen, uint64_t *zlen,
-		       char *err, size_t errlen)
+static int read_header(const unsigned char *b, size_t len, unsigned *version, uint64_t *plen,
+		       uint64_t *zlen, char *err, size_t errlen)
 {
-	unsigned version, flags;
+	unsigned flags;
 
 	if (len == 0) {
 		snprintf(err, errlen, "empty file, not a capture");
@@ -424,17 +488,17 @@ static int read_header(const unsigned char *b, size_t len, uint64_t *plen, uint6
 		snprintf(err, errlen, "truncated capture: %zu bytes, shorter than the header", len);
 		return -1;
 	}
-	version = (unsigned)le(b + 8, 2);
+	*version = (unsigned)le(b + 8, 2);
 	flags = (unsigned)le(b + 10, 2);
 	*plen = le(b + 16, 8);
 	*zlen = le(b + 24, 8);
-	if (version > TB_CAP_VERSION) {
+	if (*version > TB_CAP_VERSION) {
 		snprintf(err, errlen, "capture format version %u is newer than this tachyon-bpf reads (%u)",
-			 version, TB_CAP_VERSION);
+			 *version, TB_CAP_VERSION);
 		return -1;
 	}
-	if (version == 0 || flags != TB_CAP_FLAG_ZLIB || le(b + 12, 4)) {
-		snprintf(err, errlen, "corrupt capture header (version %u, flags 0x%x)", version, flags);
+	if (*version == 0 || flags != TB_CAP_FLAG_ZLIB || le(b + 12, 4)) {
+		snprintf(err, errlen, "corrupt capture header (version %u, flags 0x%x)", *version, flags);
 		return -1;
 	}
 	if (*zlen != len - TB_CAP_HEADER_SIZE) {
@@ -462,12 +526,13 @@ int tb_read_capture_mem(const void *buf, size_t len, struct tb_profile *out, cha
 	const unsigned char *b = buf;
 	uint64_t plen, zlen;
 	unsigned char *pay;
+	unsigned version;
 	uLongf got;
 	uLong used;
 	int zrc;
 
 	tb_profile_init(out);
-	if (read_header(b, len, &plen, &zlen, err, errlen))
+	if (read_header(b, len, &version, &plen, &zlen, err, errlen))
 		goto fail;
 	pay = malloc(plen ? plen : 1);
 	if (!pay) {
@@ -484,7 +549,7 @@ int tb_read_capture_mem(const void *buf, size_t len, struct tb_profile *out, cha
 		free(pay);
 		goto fail;
 	}
-	if (parse_payload(pay, plen, out, err, errlen)) {
+	if (parse_payload(pay, plen, version, out, err, errlen)) {
 		free(pay);
 		goto fail;
 	}

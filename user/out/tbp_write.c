@@ -1,7 +1,8 @@
 /* tbp_write.c: writes a profile as a capture file (`-o capture.tbp`):
  * a fixed header, then one zlib stream holding the metadata, strings,
  * processes, threads, code objects and aggregated stacks, as little-endian
- * fixed-width integers (docs/capture-format.md). */
+ * fixed-width integers (docs/capture-format.md); version 1 unless the
+ * profile holds what version 2 adds (native and kernel frames). */
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -40,7 +41,37 @@ static void str(struct tb_buf *b, const char *s, size_t max)
 	u8(b, 0);
 }
 
-static void put_meta(struct tb_buf *b, const struct tb_profile *p)
+/* Does p need version 2: native or kernel frames, their settings or counts,
+ * a stack deeper than version 1 allows? */
+static int needs_v2(const struct tb_profile *p)
+{
+	uint64_t counts = p->kernel_samples | p->kernel_frames | p->native_samples | p->native_frames |
+			  p->merged | p->unmerged | p->native_truncated;
+
+	for (int i = 0; i < TB_NATIVE_STOPS; i++)
+		counts |= p->native_stop[i];
+	if (p->kernel || p->native || counts)
+		return 1;
+	for (uint32_t i = 0; i < p->sym.n; i++)
+		if (p->sym.codes[i].kind != TB_CODE_PYTHON)
+			return 1;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].depth > TB_MAX_FRAMES + 1)
+			return 1;
+	return 0;
+}
+
+static unsigned meta_flags(const struct tb_profile *p, int version)
+{
+	unsigned flags = (p->by_line ? TB_CAP_META_BY_LINE : 0) | (p->no_gc ? TB_CAP_META_NO_GC : 0);
+
+	if (version >= 2)
+		flags |= (p->kernel ? TB_CAP_META_KERNEL : 0) | (p->native ? TB_CAP_META_NATIVE : 0) |
+			 (p->kstack.hidden ? TB_CAP_META_KSYMS_HIDDEN : 0);
+	return flags;
+}
+
+static void put_meta(struct tb_buf *b, const struct tb_profile *p, int version)
 {
 	u32(b, p->hz);
 	u32(b, p->max_depth);
@@ -61,8 +92,22 @@ static void put_meta(struct tb_buf *b, const struct tb_profile *p)
 	u64(b, p->filtered);
 	u64(b, p->off_cpu_samples);
 	u32(b, (uint32_t)p->mode);
-	u32(b, (p->by_line ? TB_CAP_META_BY_LINE : 0) | (p->no_gc ? TB_CAP_META_NO_GC : 0));
+	u32(b, meta_flags(p, version));
 	f64(b, p->min_fraction);
+	if (version < 2)
+		return;
+	u64(b, p->kernel_samples);
+	u64(b, p->kernel_frames);
+	u64(b, p->native_samples);
+	u64(b, p->native_frames);
+	u64(b, p->merged);
+	u64(b, p->unmerged);
+	u64(b, p->native_truncated);
+	for (int i = 0; i < TB_NATIVE_STOPS; i++)
+		u64(b, p->native_stop[i]);
+	u32(b, (uint32_t)p->kstack.kptr_restrict);
+	u32(b, 0);
+	u64(b, p->off_cpu_records);
 }
 
 static void put_strings(struct tb_buf *b, const struct tb_profile *p)
@@ -133,7 +178,9 @@ static void put_codes(struct tb_buf *b, const struct tb_profile *p)
 		u32(b, (uint32_t)c->pid);
 		u64(b, c->addr);
 		u16(b, c->code_id);
-		u8(b, c->resolved ? 1 : 0);
+		u8(b, (c->resolved ? TB_CAP_CODE_RESOLVED : 0) |
+		      (c->kind == TB_CODE_NATIVE ? TB_CAP_CODE_NATIVE : 0) |
+		      (c->kind == TB_CODE_KERNEL ? TB_CAP_CODE_KERNEL : 0));
 		u8(b, c->py_minor);
 		u32(b, c->qualname < p->strs.n ? c->qualname : 0);
 		u32(b, c->filename < p->strs.n ? c->filename : 0);
@@ -170,9 +217,9 @@ int tb_write_capture(const struct tb_profile *p, FILE *f)
 	struct tb_buf pay = { 0 }, hdr = { 0 };
 	unsigned char *z = NULL;
 	uLongf zlen;
-	int rc = -1;
+	int rc = -1, version = needs_v2(p) ? 2 : 1;
 
-	put_meta(&pay, p);
+	put_meta(&pay, p, version);
 	put_strings(&pay, p);
 	put_processes(&pay, p);
 	put_threads(&pay, p);
@@ -188,7 +235,7 @@ int tb_write_capture(const struct tb_profile *p, FILE *f)
 	if (compress2(z, &zlen, pay.d, pay.n, 6) != Z_OK)
 		goto out;
 	memcpy(tb_buf_room(&hdr, TB_CAP_MAGIC_LEN), TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
-	u16(&hdr, TB_CAP_VERSION);
+	u16(&hdr, (unsigned)version);
 	u16(&hdr, TB_CAP_FLAG_ZLIB);
 	u32(&hdr, 0);
 	u64(&hdr, pay.n);

@@ -33,7 +33,9 @@ static void write_frame_fields(FILE *f, const struct tb_tree *t, const struct tb
 
 	fputs("\"name\":", f);
 	tb_json_str(f, tb_str(&p->strs, fn->qualname));
-	fputs(",\"kind\":\"frame\",\"filename\":", f);
+	/* Python (and synthetic) frames are "frame", the others their kind */
+	fprintf(f, ",\"kind\":\"%s\",\"filename\":",
+		fn->kind == TB_CODE_PYTHON ? "frame" : tb_code_kind_name(fn->kind));
 	tb_json_str(f, tb_str(&p->strs, fn->filename));
 	fprintf(f, ",\"lineno\":%d", t->by_line && x->line >= 0 ? x->line : fn->firstlineno);
 	if (hot)
@@ -171,6 +173,25 @@ void tb_json_node(FILE *f, const struct tb_tree *t, uint32_t idx, const struct t
 	fputs("]}", f);
 }
 
+void tb_json_frame_kinds(FILE *f, const struct tb_profile *p)
+{
+	if (p->kernel || p->kernel_samples)
+		fprintf(f, "\"kernel_stacks\":{\"enabled\":%s,\"samples\":%llu,\"frames\":%llu,"
+			"\"symbols_hidden\":%s,\"kptr_restrict\":%d},", p->kernel ? "true" : "false",
+			(unsigned long long)p->kernel_samples, (unsigned long long)p->kernel_frames,
+			p->kstack.hidden ? "true" : "false", (int)p->kstack.kptr_restrict);
+	if (p->native || p->native_samples) {
+		fprintf(f, "\"native_stacks\":{\"enabled\":%s,\"samples\":%llu,\"frames\":%llu,"
+			"\"merged\":%llu,\"unmerged\":%llu,\"truncated\":%llu,\"stops\":[",
+			p->native ? "true" : "false", (unsigned long long)p->native_samples,
+			(unsigned long long)p->native_frames, (unsigned long long)p->merged,
+			(unsigned long long)p->unmerged, (unsigned long long)p->native_truncated);
+		for (int i = 0; i < TB_NATIVE_STOPS; i++)
+			fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)p->native_stop[i]);
+		fputs("]},", f);
+	}
+}
+
 void tb_json_meta(FILE *f, const struct tb_tree *t)
 {
 	const struct tb_profile *p = t->prof;
@@ -201,6 +222,7 @@ void tb_json_meta(FILE *f, const struct tb_tree *t)
 		p->no_gc ? "false" : "true");
 	if (p->sym.lines_dropped) /* code objects whose line table was over the budget */
 		fprintf(f, "\"line_tables_dropped\":%llu,", (unsigned long long)p->sym.lines_dropped);
+	tb_json_frame_kinds(f, p);
 	fputs("\"processes\":[", f);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
