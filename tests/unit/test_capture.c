@@ -21,6 +21,8 @@
 #include "out/format.h"
 #include "model/profile.h"
 #include "helpers.h"
+#include "out/tbp_io.h"
+#include "out/tbp_sections.h"
 
 #define PID 4242
 #define FLIPS 3000
@@ -701,6 +703,100 @@ static void test_hand_made_payloads(void **state)
 	}
 }
 
+/* ---- extension sections (format version 3) --------------------------------- */
+
+/* A test section: the profile's hz as a u32 and one string of the string
+ * table (by id), present when hz is 4242; what it read goes to seen_hz. */
+static uint32_t seen_hz;
+
+static int test_present(const struct tb_profile *p)
+{
+	return p->hz == 4242;
+}
+
+static void test_write(struct tb_buf *b, const struct tb_profile *p)
+{
+	tb_cap_u32(b, p->hz);
+	tb_cap_u32(b, p->strs.n > 1 ? 1 : 0);
+}
+
+static int test_read(struct tb_rd *r, struct tb_profile *p)
+{
+	(void)p;
+	seen_hz = (uint32_t)tb_rd_get(r, 4, "test section");
+	tb_rd_strid(r, "test section");
+	return r->failed ? -1 : 0;
+}
+
+static const struct tb_cap_section test_rows[] = {
+	{ TB_CAP_SEC_TEST, "test", test_present, test_write, test_read },
+	{ 0, NULL, NULL, NULL, NULL },
+};
+
+static void test_sections(void **state)
+{
+	struct tb_profile p, q;
+	struct bytes b, plain, payload, bad;
+	char err[256];
+
+	(void)state;
+	tb_profile_init(&p);
+	build_profile(&p);
+	plain = capture_bytes(&p);              /* no section present: version 1 */
+	assert_int_equal(tb_rd_le(plain.d + 8, 2), 1);
+	p.hz = 4242;
+	tb_cap_sections_override(test_rows);
+	b = capture_bytes(&p);
+	assert_int_equal(tb_rd_le(b.d + 8, 2), 3);
+	seen_hz = 0;
+	assert_int_equal(tb_read_capture_mem(b.d, b.n, &q, err, sizeof(err)), 0);
+	assert_int_equal(seen_hz, 4242);
+	assert_same_output(tb_write_folded, &p, &q);
+	tb_profile_free(&q);
+	/* a reader that does not know the tag skips the section */
+	tb_cap_sections_override(NULL);
+	seen_hz = 0;
+	assert_int_equal(tb_read_capture_mem(b.d, b.n, &q, err, sizeof(err)), 0);
+	assert_int_equal(seen_hz, 0);
+	assert_same_output(tb_write_folded, &p, &q);
+	tb_profile_free(&q);
+	/* broken trailers: a length past the end, the tag twice, bytes left over */
+	tb_cap_sections_override(test_rows);
+	payload = payload_of(&b);
+	{
+		size_t n = payload.n;
+		unsigned char *d = payload.d;
+		/* trailer: u32 count(1) u32 tag u64 len(8) u32 hz u32 strid = 24 bytes at the end */
+		unsigned char *t = d + n - 24;
+
+		assert_int_equal(tb_rd_le(t, 4), 1);
+		put_le(t + 8, 9, 8);                        /* one byte more than there is */
+		bad = wrap(d, n, 3);
+		expect_fail(bad.d, bad.n, "extension section");
+		free(bad.d);
+		put_le(t + 8, 8, 8);
+		put_le(t + 20, 4000000, 4);                 /* string id out of range */
+		bad = wrap(d, n, 3);
+		expect_fail(bad.d, bad.n, "string index");
+		free(bad.d);
+		put_le(t + 20, 0, 4);
+		put_le(t + 8, 4, 8);                        /* the section ends early: 4 bytes follow */
+		bad = wrap(d, n, 3);
+		expect_fail(bad.d, bad.n, "");
+		free(bad.d);
+		put_le(t + 8, 8, 8);
+		put_le(t, 70, 4);                           /* more sections than allowed */
+		bad = wrap(d, n, 3);
+		expect_fail(bad.d, bad.n, "extension");
+		free(bad.d);
+	}
+	tb_cap_sections_override(NULL);
+	free(payload.d);
+	free(b.d);
+	free(plain.d);
+	tb_profile_free(&p);
+}
+
 static void test_extensions(void **state)
 {
 	(void)state;
@@ -817,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_v2),
 		cmocka_unit_test(test_hand_made_payloads),
 		cmocka_unit_test(test_extensions),
+		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_speedscope_wins_over_json),
 		cmocka_unit_test(test_speedscope_content),
 		cmocka_unit_test(test_pprof_structure),

@@ -10,7 +10,7 @@
 
 #define TB_CAP_MAGIC "TBPCAP\0\1"
 #define TB_CAP_MAGIC_LEN 8
-#define TB_CAP_VERSION 2                     /* the newest version read and written */
+#define TB_CAP_VERSION 3                     /* the newest version read and written */
 #define TB_CAP_HEADER_SIZE 32
 #define TB_CAP_FLAG_ZLIB 1u                  /* payload is a zlib stream (always) */
 #define TB_CAP_MAX_PAYLOAD (1ull << 30)      /* largest decompressed payload read */

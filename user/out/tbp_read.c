@@ -1,4 +1,4 @@
-/* tbp_read.c: reads a capture file (version 1 or 2) back into a profile
+/* tbp_read.c: reads a capture file (version 1, 2 or 3) back into a profile
  * that every writer can render.  The file is untrusted: every count is
  * bounded by the bytes left before anything is allocated, every index is
  * range-checked, and any problem ends the read with one sentence
@@ -11,6 +11,8 @@
 #include <zlib.h>
 #include "lib/mem.h"
 #include "out/tbp.h"
+#include "out/tbp_io.h"
+#include "out/tbp_sections.h"
 
 /* deflate cannot compress better than about 1032:1 */
 #define MAX_RATIO 1032u
@@ -20,144 +22,29 @@
 /* largest file read: a header and a stored (incompressible) payload */
 #define MAX_FILE (TB_CAP_MAX_PAYLOAD + (TB_CAP_MAX_PAYLOAD >> 8) + 4096)
 
-struct rd {
-	const unsigned char *p;
-	size_t left;
-	unsigned version;     /* of the file: what the sections hold */
-	char *err;
-	size_t errlen;
-	int failed;
-	const char **strs;    /* the string table, pointing into the payload */
-	uint32_t nstrs;
-	uint32_t *pids;       /* process ids, sorted */
-	uint32_t npids;
-};
-
-static int fail(struct rd *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!r->failed) {
-		va_start(ap, fmt);
-		vsnprintf(r->err, r->errlen, fmt, ap);
-		va_end(ap);
-		r->failed = 1;
-	}
-	return -1;
-}
-
-static uint64_t le(const unsigned char *d, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = bytes - 1; i >= 0; i--)
-		v = (v << 8) | d[i];
-	return v;
-}
-
-/* Take n bytes, or fail naming the part being read. */
-static const unsigned char *take(struct rd *r, size_t n, const char *what)
-{
-	const unsigned char *d = r->p;
-
-	if (r->failed)
-		return NULL;
-	if (n > r->left) {
-		fail(r, "payload is truncated in the %s", what);
-		return NULL;
-	}
-	r->p += n;
-	r->left -= n;
-	return d;
-}
-
-static uint64_t get(struct rd *r, int bytes, const char *what)
-{
-	const unsigned char *d = take(r, (size_t)bytes, what);
-
-	return d ? le(d, bytes) : 0;
-}
-
-static double get_f64(struct rd *r, const char *what)
-{
-	uint64_t bits = get(r, 8, what);
-	double v;
-
-	memcpy(&v, &bits, sizeof(v));
-	return v;
-}
-
-/* A count of items of at least `min` bytes each: bounded by what is left. */
-static uint32_t get_count(struct rd *r, size_t min, const char *what)
-{
-	uint32_t n = (uint32_t)get(r, 4, what);
-
-	if (!r->failed && n > r->left / min)
-		fail(r, "the %s section claims %u entries, more than the %zu bytes left can hold",
-		     what, n, r->left);
-	return r->failed ? 0 : n;
-}
-
-/* u32 length, bytes, NUL: a pointer into the payload, or NULL. */
-static const char *get_str(struct rd *r, const char *what)
-{
-	uint32_t len = (uint32_t)get(r, 4, what);
-	const unsigned char *d;
-
-	if (r->failed)
-		return NULL;
-	d = take(r, (size_t)len + 1, what);
-	if (!d)
-		return NULL;
-	if (d[len] != 0 || memchr(d, 0, len)) {
-		fail(r, "a string in the %s is not NUL-terminated", what);
-		return NULL;
-	}
-	return (const char *)d;
-}
-
-static void copy_str(struct rd *r, char *dst, size_t cap, const char *what)
-{
-	const char *s = get_str(r, what);
-
-	if (s && strlen(s) >= cap)
-		fail(r, "a %s is longer than %zu bytes", what, cap - 1);
-	else if (s)
-		memcpy(dst, s, strlen(s) + 1);
-}
-
-static uint32_t get_strid(struct rd *r, const char *what)
-{
-	uint32_t id = (uint32_t)get(r, 4, what);
-
-	if (!r->failed && id >= r->nstrs)
-		fail(r, "string index %u in the %s is out of range (%u strings)", id, what, r->nstrs);
-	return r->failed ? 0 : id;
-}
-
 /* Version 2's metadata after version 1's: native and kernel frames. */
-static int read_meta_v2(struct rd *r, struct tb_profile *p, uint32_t flags)
+static int read_meta_v2(struct tb_rd *r, struct tb_profile *p, uint32_t flags)
 {
 	const char *w = "metadata";
 	int32_t kptr;
 
-	p->kernel_samples = get(r, 8, w);
-	p->kernel_frames = get(r, 8, w);
-	p->native_samples = get(r, 8, w);
-	p->native_frames = get(r, 8, w);
-	p->merged = get(r, 8, w);
-	p->unmerged = get(r, 8, w);
-	p->native_truncated = get(r, 8, w);
+	p->kernel_samples = tb_rd_get(r, 8, w);
+	p->kernel_frames = tb_rd_get(r, 8, w);
+	p->native_samples = tb_rd_get(r, 8, w);
+	p->native_frames = tb_rd_get(r, 8, w);
+	p->merged = tb_rd_get(r, 8, w);
+	p->unmerged = tb_rd_get(r, 8, w);
+	p->native_truncated = tb_rd_get(r, 8, w);
 	for (int i = 0; i < TB_NATIVE_STOPS; i++)
-		p->native_stop[i] = get(r, 8, w);
-	kptr = (int32_t)(uint32_t)get(r, 4, w);
-	if (get(r, 4, w) && !r->failed)
-		return fail(r, "the metadata has a reserved field set");
-	p->off_cpu_records = get(r, 8, w);
+		p->native_stop[i] = tb_rd_get(r, 8, w);
+	kptr = (int32_t)(uint32_t)tb_rd_get(r, 4, w);
+	if (tb_rd_get(r, 4, w) && !r->failed)
+		return tb_rd_fail(r, "the metadata has a reserved field set");
+	p->off_cpu_records = tb_rd_get(r, 8, w);
 	if (r->failed)
 		return -1;
 	if (kptr < -1 || kptr > 2)
-		return fail(r, "the metadata holds an impossible kptr_restrict (%d)", kptr);
+		return tb_rd_fail(r, "the metadata holds an impossible kptr_restrict (%d)", kptr);
 	p->kernel = (flags & TB_CAP_META_KERNEL) != 0;
 	p->native = (flags & TB_CAP_META_NATIVE) != 0;
 	p->kstack.hidden = (flags & TB_CAP_META_KSYMS_HIDDEN) != 0;
@@ -165,80 +52,80 @@ static int read_meta_v2(struct rd *r, struct tb_profile *p, uint32_t flags)
 	return 0;
 }
 
-static int read_meta(struct rd *r, struct tb_profile *p)
+static int read_meta(struct tb_rd *r, struct tb_profile *p)
 {
 	const char *w = "metadata";
 	uint32_t mode, flags, known = TB_CAP_META_BY_LINE | TB_CAP_META_NO_GC;
 
-	p->hz = (unsigned)get(r, 4, w);
-	p->max_depth = (unsigned)get(r, 4, w);
-	p->duration_s = get_f64(r, w);
-	p->start_unix = (int64_t)get(r, 8, w);
-	p->agent_cpu_s = get_f64(r, w);
-	p->first_ns = get(r, 8, w);
-	p->last_ns = get(r, 8, w);
-	p->samples = get(r, 8, w);
-	p->python_samples = get(r, 8, w);
-	p->no_python = get(r, 8, w);
-	p->truncated = get(r, 8, w);
-	p->partial = get(r, 8, w);
-	p->frames = get(r, 8, w);
-	p->unresolved_frames = get(r, 8, w);
-	p->lost = get(r, 8, w);
-	p->malformed = get(r, 8, w);
-	p->filtered = get(r, 8, w);
-	p->off_cpu_samples = get(r, 8, w);
-	mode = (uint32_t)get(r, 4, w);
-	flags = (uint32_t)get(r, 4, w);
-	p->min_fraction = get_f64(r, w);
+	p->hz = (unsigned)tb_rd_get(r, 4, w);
+	p->max_depth = (unsigned)tb_rd_get(r, 4, w);
+	p->duration_s = tb_rd_f64(r, w);
+	p->start_unix = (int64_t)tb_rd_get(r, 8, w);
+	p->agent_cpu_s = tb_rd_f64(r, w);
+	p->first_ns = tb_rd_get(r, 8, w);
+	p->last_ns = tb_rd_get(r, 8, w);
+	p->samples = tb_rd_get(r, 8, w);
+	p->python_samples = tb_rd_get(r, 8, w);
+	p->no_python = tb_rd_get(r, 8, w);
+	p->truncated = tb_rd_get(r, 8, w);
+	p->partial = tb_rd_get(r, 8, w);
+	p->frames = tb_rd_get(r, 8, w);
+	p->unresolved_frames = tb_rd_get(r, 8, w);
+	p->lost = tb_rd_get(r, 8, w);
+	p->malformed = tb_rd_get(r, 8, w);
+	p->filtered = tb_rd_get(r, 8, w);
+	p->off_cpu_samples = tb_rd_get(r, 8, w);
+	mode = (uint32_t)tb_rd_get(r, 4, w);
+	flags = (uint32_t)tb_rd_get(r, 4, w);
+	p->min_fraction = tb_rd_f64(r, w);
 	if (r->failed)
 		return -1;
 	if (mode > TB_MODE_EXCEPTION)
-		return fail(r, "the metadata names an unknown sampling mode (%u)", mode);
+		return tb_rd_fail(r, "the metadata names an unknown sampling mode (%u)", mode);
 	if (r->version >= 2)
 		known |= TB_CAP_META_KERNEL | TB_CAP_META_NATIVE | TB_CAP_META_KSYMS_HIDDEN;
 	if (flags & ~known)
-		return fail(r, "the metadata has invalid flags");
+		return tb_rd_fail(r, "the metadata has invalid flags");
 	p->mode = (enum tb_mode)mode;
 	p->by_line = (flags & TB_CAP_META_BY_LINE) != 0;
 	p->no_gc = (flags & TB_CAP_META_NO_GC) != 0;
 	if (!isfinite(p->duration_s) || p->duration_s < 0 || !isfinite(p->agent_cpu_s) ||
 	    !isfinite(p->min_fraction) || p->min_fraction < 0 || p->min_fraction > 1)
-		return fail(r, "the metadata holds an impossible duration, CPU time or fraction");
+		return tb_rd_fail(r, "the metadata holds an impossible duration, CPU time or fraction");
 	/* writers multiply it up to nanoseconds (pprof's int64 time_nanos) */
 	if ((uint64_t)p->start_unix > INT64_MAX / 1000000000)
-		return fail(r, "the metadata holds an impossible start time");
+		return tb_rd_fail(r, "the metadata holds an impossible start time");
 	return r->version >= 2 ? read_meta_v2(r, p, flags) : 0;
 }
 
-static int read_strings(struct rd *r, struct tb_profile *p)
+static int read_strings(struct tb_rd *r, struct tb_profile *p)
 {
-	uint32_t n = get_count(r, 5, "string table");
+	uint32_t n = tb_rd_count(r, 5, "string table");
 
 	if (r->failed)
 		return -1;
 	if (n == 0)
-		return fail(r, "the string table is empty");
+		return tb_rd_fail(r, "the string table is empty");
 	r->strs = malloc((size_t)n * sizeof(*r->strs));
 	if (!r->strs)
-		return fail(r, "out of memory");
+		return tb_rd_fail(r, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
-		r->strs[i] = get_str(r, "string table");
+		r->strs[i] = tb_rd_str(r, "string table");
 		if (!r->strs[i])
 			return -1;
 	}
 	r->nstrs = n;
 	if (r->strs[0][0])
-		return fail(r, "string 0 of the string table is not empty");
+		return tb_rd_fail(r, "string 0 of the string table is not empty");
 	for (uint32_t i = 1; i < n; i++) /* in order: the same ids as when written */
 		tb_strtab_intern(&p->strs, r->strs[i]);
 	return 0;
 }
 
-static int read_processes(struct rd *r, struct tb_profile *p)
+static int read_processes(struct tb_rd *r, struct tb_profile *p)
 {
 	/* 40 fixed bytes and four strings of at least 5 bytes */
-	uint32_t n = get_count(r, 60, "process");
+	uint32_t n = tb_rd_count(r, 60, "process");
 
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
 		struct tb_target t;
@@ -248,23 +135,23 @@ static int read_processes(struct rd *r, struct tb_profile *p)
 		unsigned ft, shared;
 
 		memset(&t, 0, sizeof(t));
-		t.pid = (pid_t)get(r, 4, "process");
-		ns_pid = (uint32_t)get(r, 4, "process");
-		samples = get(r, 8, "process");
-		vh = (uint32_t)get(r, 4, "process");
-		ft = (unsigned)get(r, 1, "process");
-		shared = (unsigned)get(r, 1, "process");
-		reserved = (uint32_t)get(r, 2, "process");
-		t.runtime_addr = get(r, 8, "process");
-		t.pycode_type = get(r, 8, "process");
-		copy_str(r, t.comm, sizeof(t.comm), "process name");
-		copy_str(r, t.cmdline, sizeof(t.cmdline), "process command line");
-		copy_str(r, t.elf_path, sizeof(t.elf_path), "process executable path");
-		copy_str(r, version, sizeof(version), "process Python version");
+		t.pid = (pid_t)tb_rd_get(r, 4, "process");
+		ns_pid = (uint32_t)tb_rd_get(r, 4, "process");
+		samples = tb_rd_get(r, 8, "process");
+		vh = (uint32_t)tb_rd_get(r, 4, "process");
+		ft = (unsigned)tb_rd_get(r, 1, "process");
+		shared = (unsigned)tb_rd_get(r, 1, "process");
+		reserved = (uint32_t)tb_rd_get(r, 2, "process");
+		t.runtime_addr = tb_rd_get(r, 8, "process");
+		t.pycode_type = tb_rd_get(r, 8, "process");
+		tb_rd_copy_str(r, t.comm, sizeof(t.comm), "process name");
+		tb_rd_copy_str(r, t.cmdline, sizeof(t.cmdline), "process command line");
+		tb_rd_copy_str(r, t.elf_path, sizeof(t.elf_path), "process executable path");
+		tb_rd_copy_str(r, version, sizeof(version), "process Python version");
 		if (r->failed)
 			return -1;
 		if (ft > 1 || shared > 1 || reserved)
-			return fail(r, "process %u has invalid flags", i);
+			return tb_rd_fail(r, "process %u has invalid flags", i);
 		t.shared_lib = (int)shared;
 		t.layout.version_hex = vh;
 		t.layout.major = (vh >> 24) & 0xff;
@@ -287,11 +174,11 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int sort_pids(struct rd *r, const struct tb_profile *p)
+static int sort_pids(struct tb_rd *r, const struct tb_profile *p)
 {
 	r->pids = malloc((p->nprocs ? p->nprocs : 1) * sizeof(*r->pids));
 	if (!r->pids)
-		return fail(r, "out of memory");
+		return tb_rd_fail(r, "out of memory");
 	for (uint32_t i = 0; i < p->nprocs; i++)
 		r->pids[i] = p->procs[i].pid;
 	r->npids = p->nprocs;
@@ -299,44 +186,44 @@ static int sort_pids(struct rd *r, const struct tb_profile *p)
 	return 0;
 }
 
-static int read_threads(struct rd *r, struct tb_profile *p)
+static int read_threads(struct tb_rd *r, struct tb_profile *p)
 {
-	uint32_t n = get_count(r, 92, "thread");
+	uint32_t n = tb_rd_count(r, 92, "thread");
 
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
-		uint32_t pid = (uint32_t)get(r, 4, "thread");
-		uint32_t tid = (uint32_t)get(r, 4, "thread");
-		uint32_t ns_tid = (uint32_t)get(r, 4, "thread");
-		uint32_t name = get_strid(r, "thread");
-		uint32_t comm = get_strid(r, "thread");
+		uint32_t pid = (uint32_t)tb_rd_get(r, 4, "thread");
+		uint32_t tid = (uint32_t)tb_rd_get(r, 4, "thread");
+		uint32_t ns_tid = (uint32_t)tb_rd_get(r, 4, "thread");
+		uint32_t name = tb_rd_strid(r, "thread");
+		uint32_t comm = tb_rd_strid(r, "thread");
 		struct tb_tinfo *t;
 		uint32_t idx;
 
 		if (r->failed)
 			return -1;
 		if (!bsearch(&pid, r->pids, r->npids, sizeof(pid), cmp_u32))
-			return fail(r, "thread %u belongs to pid %u, which is not among the processes",
+			return tb_rd_fail(r, "thread %u belongs to pid %u, which is not among the processes",
 				    i, pid);
 		idx = tb_profile_add_thread(p, pid, tid, ns_tid, r->strs[name]);
 		t = &p->threads[idx]; /* after the call: it may move the array */
 		t->comm = tb_strtab_intern(&p->strs, r->strs[comm]);
 		t->python_name = t->comm != t->name;
-		t->ident = get(r, 8, "thread");
-		t->samples = get(r, 8, "thread");
-		t->python_samples = get(r, 8, "thread");
-		t->on_cpu = get(r, 8, "thread");
-		t->off_cpu = get(r, 8, "thread");
-		t->gil_held = get(r, 8, "thread");
-		t->gil_wait = get(r, 8, "thread");
-		t->gc = get(r, 8, "thread");
-		t->exception = get(r, 8, "thread");
+		t->ident = tb_rd_get(r, 8, "thread");
+		t->samples = tb_rd_get(r, 8, "thread");
+		t->python_samples = tb_rd_get(r, 8, "thread");
+		t->on_cpu = tb_rd_get(r, 8, "thread");
+		t->off_cpu = tb_rd_get(r, 8, "thread");
+		t->gil_held = tb_rd_get(r, 8, "thread");
+		t->gil_wait = tb_rd_get(r, 8, "thread");
+		t->gc = tb_rd_get(r, 8, "thread");
+		t->exception = tb_rd_get(r, 8, "thread");
 	}
 	return r->failed ? -1 : 0;
 }
 
 /* The kind of a code object from its flags (version 2: native, kernel),
  * or -1 if they are invalid. */
-static int code_kind(const struct rd *r, unsigned flags)
+static int code_kind(const struct tb_rd *r, unsigned flags)
 {
 	unsigned kinds = flags & (TB_CAP_CODE_NATIVE | TB_CAP_CODE_KERNEL);
 
@@ -357,32 +244,32 @@ static uint32_t insert_code(struct tb_profile *p, int kind, pid_t pid, uint64_t 
 			     table, tlen);
 }
 
-static int read_codes(struct rd *r, struct tb_profile *p)
+static int read_codes(struct tb_rd *r, struct tb_profile *p)
 {
-	uint32_t n = get_count(r, 36, "code object"), dups = 0;
+	uint32_t n = tb_rd_count(r, 36, "code object"), dups = 0;
 
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
-		pid_t pid = (pid_t)get(r, 4, "code object");
-		uint64_t addr = get(r, 8, "code object");
-		uint16_t code_id = (uint16_t)get(r, 2, "code object");
-		unsigned flags = (unsigned)get(r, 1, "code object");
-		int py_minor = (int)get(r, 1, "code object");
-		uint32_t qualname = get_strid(r, "code object");
-		uint32_t filename = get_strid(r, "code object");
-		int32_t firstlineno = (int32_t)(uint32_t)get(r, 4, "code object");
-		uint32_t nbytes = (uint32_t)get(r, 4, "code object");
-		uint32_t tlen = (uint32_t)get(r, 4, "code object");
-		const unsigned char *table = take(r, tlen, "code object line table");
+		pid_t pid = (pid_t)tb_rd_get(r, 4, "code object");
+		uint64_t addr = tb_rd_get(r, 8, "code object");
+		uint16_t code_id = (uint16_t)tb_rd_get(r, 2, "code object");
+		unsigned flags = (unsigned)tb_rd_get(r, 1, "code object");
+		int py_minor = (int)tb_rd_get(r, 1, "code object");
+		uint32_t qualname = tb_rd_strid(r, "code object");
+		uint32_t filename = tb_rd_strid(r, "code object");
+		int32_t firstlineno = (int32_t)(uint32_t)tb_rd_get(r, 4, "code object");
+		uint32_t nbytes = (uint32_t)tb_rd_get(r, 4, "code object");
+		uint32_t tlen = (uint32_t)tb_rd_get(r, 4, "code object");
+		const unsigned char *table = tb_rd_take(r, tlen, "code object line table");
 		int kind = code_kind(r, flags);
 		uint32_t idx;
 
 		if (r->failed)
 			return -1;
 		if (kind < 0)
-			return fail(r, "code object %u has invalid flags", i);
+			return tb_rd_fail(r, "code object %u has invalid flags", i);
 		/* a native or kernel function: pid 0, no bytecode, no lines */
 		if (kind != TB_CODE_PYTHON && (pid || code_id || py_minor || firstlineno || nbytes || tlen))
-			return fail(r, "code object %u is a %s function with a pid, bytecode or lines", i,
+			return tb_rd_fail(r, "code object %u is a %s function with a pid, bytecode or lines", i,
 				    tb_code_kind_name((unsigned)kind));
 		idx = insert_code(p, kind, pid, addr, code_id, py_minor, r->strs[qualname],
 				  r->strs[filename], firstlineno, table, tlen);
@@ -390,14 +277,14 @@ static int read_codes(struct rd *r, struct tb_profile *p)
 			/* same (pid, address, id) as an earlier, forgotten one: keep both
 			 * (a few: each one lengthens the symbolizer's probe chains) */
 			if (++dups > MAX_DUP_CODES)
-				return fail(r, "more than %u code objects repeat an earlier one's address",
+				return tb_rd_fail(r, "more than %u code objects repeat an earlier one's address",
 					    MAX_DUP_CODES);
 			p->sym.codes[idx].dead = 1;
 			idx = insert_code(p, kind, pid, addr, code_id, py_minor, r->strs[qualname],
 					  r->strs[filename], firstlineno, table, tlen);
 		}
 		if (idx != i)
-			return fail(r, "code object %u could not be indexed", i);
+			return tb_rd_fail(r, "code object %u could not be indexed", i);
 		p->sym.codes[idx].resolved = (uint8_t)(flags & TB_CAP_CODE_RESOLVED);
 		p->sym.codes[idx].nbytes = nbytes;
 		if (!(flags & TB_CAP_CODE_RESOLVED))
@@ -406,9 +293,9 @@ static int read_codes(struct rd *r, struct tb_profile *p)
 	return r->failed ? -1 : 0;
 }
 
-static int read_stacks(struct rd *r, struct tb_profile *p)
+static int read_stacks(struct tb_rd *r, struct tb_profile *p)
 {
-	uint32_t n = get_count(r, 16, "stack");
+	uint32_t n = tb_rd_count(r, 16, "stack");
 	/* version 1: the frames read, and one synthetic leaf (<GC>, <off-CPU>)
 	 * below them; version 2: native and kernel frames too */
 	unsigned max_depth = r->version >= 2 ? TB_MAX_STACK : TB_MAX_FRAMES + 1;
@@ -418,36 +305,36 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 		return -1;
 	f = malloc(max_depth * sizeof(*f));
 	if (!f)
-		return fail(r, "out of memory");
+		return tb_rd_fail(r, "out of memory");
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
-		uint32_t thread = (uint32_t)get(r, 4, "stack");
-		uint16_t kind = (uint16_t)get(r, 2, "stack");
-		uint16_t depth = (uint16_t)get(r, 2, "stack");
-		uint64_t count = get(r, 8, "stack");
+		uint32_t thread = (uint32_t)tb_rd_get(r, 4, "stack");
+		uint16_t kind = (uint16_t)tb_rd_get(r, 2, "stack");
+		uint16_t depth = (uint16_t)tb_rd_get(r, 2, "stack");
+		uint64_t count = tb_rd_get(r, 8, "stack");
 		const unsigned char *d;
 
 		if (r->failed)
 			break;
 		if (thread >= p->nthreads) {
-			fail(r, "stack %u names thread %u of %u", i, thread, p->nthreads);
+			tb_rd_fail(r, "stack %u names thread %u of %u", i, thread, p->nthreads);
 			break;
 		}
 		if (kind & ~(unsigned)(TB_SK_TRUNCATED | TB_SK_PARTIAL)) {
-			fail(r, "stack %u has invalid flags", i);
+			tb_rd_fail(r, "stack %u has invalid flags", i);
 			break;
 		}
 		if (depth == 0 || depth > max_depth) {
-			fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, max_depth);
+			tb_rd_fail(r, "stack %u is %u frames deep (1 to %u)", i, depth, max_depth);
 			break;
 		}
-		d = take(r, (size_t)depth * 10, "stack frames");
+		d = tb_rd_take(r, (size_t)depth * 10, "stack frames");
 		for (uint16_t k = 0; d && k < depth; k++, d += 10) {
-			f[k].code = (uint32_t)le(d, 4);
-			f[k].offset = (int32_t)(uint32_t)le(d + 4, 4);
+			f[k].code = (uint32_t)tb_rd_le(d, 4);
+			f[k].offset = (int32_t)(uint32_t)tb_rd_le(d + 4, 4);
 			f[k].opcode = d[8];
 			f[k].has_opcode = d[9] ? 1 : 0;
 			if (f[k].code >= p->sym.n) {
-				fail(r, "stack %u names code object %u of %u", i, f[k].code, p->sym.n);
+				tb_rd_fail(r, "stack %u names code object %u of %u", i, f[k].code, p->sym.n);
 				break;
 			}
 		}
@@ -461,11 +348,12 @@ static int read_stacks(struct rd *r, struct tb_profile *p)
 static int parse_payload(const unsigned char *d, size_t len, unsigned version, struct tb_profile *p,
 			 char *err, size_t errlen)
 {
-	struct rd r = { d, len, version, err, errlen, 0, NULL, 0, NULL, 0 };
+	struct tb_rd r = { d, len, version, err, errlen, 0, NULL, 0, NULL, 0 };
 
 	if (!read_meta(&r, p) && !read_strings(&r, p) && !read_processes(&r, p) && !sort_pids(&r, p) &&
-	    !read_threads(&r, p) && !read_codes(&r, p) && !read_stacks(&r, p) && r.left)
-		fail(&r, "%zu unexpected bytes follow the stacks", r.left);
+	    !read_threads(&r, p) && !read_codes(&r, p) && !read_stacks(&r, p) &&
+	    (version < 3 || !tb_cap_sections_read(&r, p)) && r.left)
+		tb_rd_fail(&r, "%zu unexpected bytes follow the %s", r.left, version < 3 ? "stacks" : "extension sections");
 	free(r.strs);
 	free(r.pids);
 	return r.failed ? -1 : 0;
@@ -488,16 +376,16 @@ static int read_header(const unsigned char *b, size_t len, unsigned *version, ui
 		snprintf(err, errlen, "truncated capture: %zu bytes, shorter than the header", len);
 		return -1;
 	}
-	*version = (unsigned)le(b + 8, 2);
-	flags = (unsigned)le(b + 10, 2);
-	*plen = le(b + 16, 8);
-	*zlen = le(b + 24, 8);
+	*version = (unsigned)tb_rd_le(b + 8, 2);
+	flags = (unsigned)tb_rd_le(b + 10, 2);
+	*plen = tb_rd_le(b + 16, 8);
+	*zlen = tb_rd_le(b + 24, 8);
 	if (*version > TB_CAP_VERSION) {
 		snprintf(err, errlen, "capture format version %u is newer than this tachyon-bpf reads (%u)",
 			 *version, TB_CAP_VERSION);
 		return -1;
 	}
-	if (*version == 0 || flags != TB_CAP_FLAG_ZLIB || le(b + 12, 4)) {
+	if (*version == 0 || flags != TB_CAP_FLAG_ZLIB || tb_rd_le(b + 12, 4)) {
 		snprintf(err, errlen, "corrupt capture header (version %u, flags 0x%x)", *version, flags);
 		return -1;
 	}

@@ -1,0 +1,51 @@
+/* tbp_io.h: the primitives of the capture format (docs/capture-format.md)
+ * for its writer, its reader and the readers and writers of its extension
+ * sections (out/tbp_sections.c): little-endian fixed-width integers,
+ * doubles, strings, and a bounded reading cursor that fails once with one
+ * sentence. */
+#ifndef TB_TBP_IO_H
+#define TB_TBP_IO_H
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/mem.h"
+
+/* Writing (into a growable buffer). */
+void tb_cap_put(struct tb_buf *b, uint64_t v, int bytes);
+static inline void tb_cap_u8(struct tb_buf *b, unsigned v) { tb_cap_put(b, v, 1); }
+static inline void tb_cap_u16(struct tb_buf *b, unsigned v) { tb_cap_put(b, v, 2); }
+static inline void tb_cap_u32(struct tb_buf *b, uint32_t v) { tb_cap_put(b, v, 4); }
+static inline void tb_cap_u64(struct tb_buf *b, uint64_t v) { tb_cap_put(b, v, 8); }
+void tb_cap_f64(struct tb_buf *b, double v);
+/* u32 length, at most max bytes of s, a NUL */
+void tb_cap_str(struct tb_buf *b, const char *s, size_t max);
+
+/* Reading: a cursor over untrusted bytes.  Every getter fails (once, with
+ * one sentence naming `what`) instead of reading past the end; after a
+ * failure they return 0 / NULL. */
+struct tb_rd {
+	const unsigned char *p;
+	size_t left;
+	unsigned version;     /* of the file: what the sections hold */
+	char *err;
+	size_t errlen;
+	int failed;
+	const char **strs;    /* the string table, pointing into the payload */
+	uint32_t nstrs;
+	uint32_t *pids;       /* process ids, sorted */
+	uint32_t npids;
+};
+
+int tb_rd_fail(struct tb_rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t tb_rd_le(const unsigned char *d, int bytes);
+const unsigned char *tb_rd_take(struct tb_rd *r, size_t n, const char *what);
+uint64_t tb_rd_get(struct tb_rd *r, int bytes, const char *what);
+double tb_rd_f64(struct tb_rd *r, const char *what);
+/* A count of items of at least `min` bytes each: bounded by what is left. */
+uint32_t tb_rd_count(struct tb_rd *r, size_t min, const char *what);
+/* u32 length, bytes, NUL: a pointer into the payload, or NULL. */
+const char *tb_rd_str(struct tb_rd *r, const char *what);
+void tb_rd_copy_str(struct tb_rd *r, char *dst, size_t cap, const char *what);
+/* An index into the string table read earlier. */
+uint32_t tb_rd_strid(struct tb_rd *r, const char *what);
+
+#endif

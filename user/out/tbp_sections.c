@@ -1,0 +1,97 @@
+/* tbp_sections.c: the table of a capture file's extension sections and the
+ * trailer that holds them (format version 3; out/tbp_sections.h). */
+#include <string.h>
+#include "out/tbp_sections.h"
+
+/* Most sections a file may hold (each has a distinct tag). */
+#define MAX_SECTIONS 64
+
+const struct tb_cap_section tb_cap_sections[] = {
+	{ 0, NULL, NULL, NULL, NULL },
+};
+
+static const struct tb_cap_section *override;
+
+void tb_cap_sections_override(const struct tb_cap_section *rows)
+{
+	override = rows;
+}
+
+const struct tb_cap_section *tb_cap_sections_table(void)
+{
+	return override ? override : tb_cap_sections;
+}
+
+int tb_cap_sections_present(const struct tb_profile *p)
+{
+	for (const struct tb_cap_section *s = tb_cap_sections_table(); s->tag; s++)
+		if (s->present(p))
+			return 1;
+	return 0;
+}
+
+void tb_cap_sections_write(struct tb_buf *b, const struct tb_profile *p)
+{
+	uint32_t n = 0;
+
+	for (const struct tb_cap_section *s = tb_cap_sections_table(); s->tag; s++)
+		n += s->present(p) != 0;
+	tb_cap_u32(b, n);
+	for (const struct tb_cap_section *s = tb_cap_sections_table(); s->tag; s++) {
+		size_t at;
+
+		if (!s->present(p))
+			continue;
+		tb_cap_u32(b, s->tag);
+		at = b->n;
+		tb_cap_u64(b, 0); /* the length, filled in below */
+		s->write(b, p);
+		for (int i = 0; i < 8; i++)
+			b->d[at + (size_t)i] = (unsigned char)((uint64_t)(b->n - at - 8) >> (8 * i));
+	}
+}
+
+static const struct tb_cap_section *find(uint32_t tag)
+{
+	for (const struct tb_cap_section *s = tb_cap_sections_table(); s->tag; s++)
+		if (s->tag == tag)
+			return s;
+	return NULL;
+}
+
+int tb_cap_sections_read(struct tb_rd *r, struct tb_profile *p)
+{
+	uint32_t n = tb_rd_count(r, 12, "extension"), seen[MAX_SECTIONS];
+
+	if (!r->failed && n > MAX_SECTIONS)
+		return tb_rd_fail(r, "the file holds %u extension sections, more than %d", n, MAX_SECTIONS);
+	for (uint32_t i = 0; i < n && !r->failed; i++) {
+		uint32_t tag = (uint32_t)tb_rd_get(r, 4, "extension");
+		uint64_t len = tb_rd_get(r, 8, "extension");
+		const struct tb_cap_section *s;
+		struct tb_rd sub;
+
+		if (r->failed)
+			break;
+		if (len > r->left)
+			return tb_rd_fail(r, "extension section %u claims %llu bytes, %zu are left", tag,
+					  (unsigned long long)len, r->left);
+		for (uint32_t k = 0; k < i; k++)
+			if (seen[k] == tag)
+				return tb_rd_fail(r, "extension section %u appears twice", tag);
+		seen[i] = tag;
+		s = find(tag);
+		sub = *r;
+		sub.left = (size_t)len;
+		tb_rd_take(r, (size_t)len, "extension");
+		if (!s)
+			continue; /* a newer feature's data: this version does without it */
+		if (s->read(&sub, p) || sub.failed) {
+			r->failed = 1; /* sub wrote its sentence into r's buffer */
+			return -1;
+		}
+		if (sub.left)
+			return tb_rd_fail(r, "%zu unexpected bytes end the %s section", sub.left, s->name);
+	}
+	return r->failed ? -1 : 0;
+}
