@@ -3,6 +3,7 @@
  * free it), and keeps per-process and per-thread accounts.  A sample's stack
  * is put together here: kernel frames (model/kstack.c), a synthetic frame,
  * the Python frames. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ void tb_profile_set_ksyms(struct tb_profile *p, struct tb_ksyms *k, int32_t kptr
 void tb_profile_free(struct tb_profile *p)
 {
 	tb_kstack_free(&p->kstack);
+	tb_timeline_free(&p->tl);
 	tb_sym_free(&p->sym);
 	tb_strtab_free(&p->strs);
 	tb_strtab_free(&p->pstrs);
@@ -439,20 +441,38 @@ static uint32_t add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind, 
 	return p->nstacks++;
 }
 
-static void count_status(struct tb_tinfo *t, uint16_t flags, uint64_t n)
+/* A thread's state counters (struct tb_tinfo), in enum tb_tl_state order,
+ * and the flag that sets each (on CPU: the absence of TB_F_OFF_CPU). */
+static const struct {
+	size_t field;
+	uint16_t flag;
+} states[TB_TS_N] = {
+	[TB_TS_ON_CPU] = { offsetof(struct tb_tinfo, on_cpu), TB_F_OFF_CPU },
+	[TB_TS_OFF_CPU] = { offsetof(struct tb_tinfo, off_cpu), TB_F_OFF_CPU },
+	[TB_TS_GIL_HELD] = { offsetof(struct tb_tinfo, gil_held), TB_F_GIL_HELD },
+	[TB_TS_GIL_WAIT] = { offsetof(struct tb_tinfo, gil_wait), TB_F_GIL_WAIT },
+	[TB_TS_GC] = { offsetof(struct tb_tinfo, gc), TB_F_GC },
+	[TB_TS_EXCEPTION] = { offsetof(struct tb_tinfo, exception), TB_F_EXCEPTION },
+};
+
+uint64_t *tb_tinfo_state(struct tb_tinfo *t, unsigned state)
 {
-	if (flags & TB_F_GIL_HELD)
-		t->gil_held += n;
-	if (flags & TB_F_GIL_WAIT)
-		t->gil_wait += n;
-	if (flags & TB_F_GC)
-		t->gc += n;
-	if (flags & TB_F_EXCEPTION)
-		t->exception += n;
-	if (flags & TB_F_OFF_CPU)
-		t->off_cpu += n;
-	else
-		t->on_cpu += n;
+	return (uint64_t *)((char *)t + states[state].field);
+}
+
+/* n samples of a thread with these flags over [from_ns, to_ns]: its state
+ * counters, and the same in the timeline. */
+static void count_status(struct tb_profile *p, uint32_t thread, uint16_t flags, uint64_t n,
+			 uint64_t from_ns, uint64_t to_ns)
+{
+	for (unsigned i = 0; i < TB_TS_N; i++) {
+		int set = (flags & states[i].flag) != 0;
+
+		if (i == TB_TS_ON_CPU ? set : !set)
+			continue;
+		*tb_tinfo_state(&p->threads[thread], i) += n;
+		tb_timeline_add(&p->tl, &p->tl.states, thread * TB_TS_N + i, from_ns, to_ns, n);
+	}
 }
 
 /* Does the capture mode keep a sample with these flags? */
@@ -598,7 +618,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		return;
 	}
 	if (!off_cpu)
-		count_status(ti, h->flags, 1);
+		count_status(p, thread, h->flags, 1, h->time_ns, h->time_ns);
 	if (depth > TB_MAX_FRAMES)
 		depth = TB_MAX_FRAMES;
 	if (h->flags & TB_F_TRUNCATED) {
@@ -627,12 +647,14 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 	}
 	p->python_samples++;
 	ti->python_samples++;
-	add_stack(p, thread, kind, n, 1);
+	stack = add_stack(p, thread, kind, n, 1);
+	tb_timeline_add(&p->tl, &p->tl.stacks, stack, h->time_ns, h->time_ns, 1);
 }
 
 /* Off-CPU time in sample units (1/hz s each), with the remainder carried. */
 static void add_off_cpu(struct tb_profile *p, struct tb_tinfo *ti, uint64_t ns)
 {
+	uint32_t thread = (uint32_t)(ti - p->threads);
 	double units = (double)ns * (double)(p->hz ? p->hz : 1) / 1e9 + ti->carry;
 	uint64_t whole = (uint64_t)units;
 	int proc;
@@ -645,7 +667,9 @@ static void add_off_cpu(struct tb_profile *p, struct tb_tinfo *ti, uint64_t ns)
 	p->off_cpu_samples += whole;
 	ti->python_samples += whole;
 	ti->samples += whole;
-	count_status(ti, ti->pending_flags, whole);
+	count_status(p, thread, ti->pending_flags, whole, ti->pending_since, ti->pending_since + ns);
+	tb_timeline_add(&p->tl, &p->tl.stacks, ti->pending - 1, ti->pending_since, ti->pending_since + ns,
+			whole);
 	proc = tb_profile_find_process(p, ti->pid);
 	if (proc >= 0)
 		p->procs[proc].samples += whole;
@@ -720,8 +744,12 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count)
 {
+	uint32_t i;
+
 	memcpy(stage(p, depth), frames, (size_t)depth * sizeof(*frames));
-	add_stack(p, thread, kind, depth, count);
+	i = add_stack(p, thread, kind, depth, count);
+	if (p->tl.on) /* the counts over time still add up to the stack's */
+		tb_timeline_put(&p->tl, &p->tl.stacks, i, p->tl.nbuckets ? p->tl.nbuckets - 1 : 0, count);
 }
 
 uint16_t tb_stack_leaf(const struct tb_profile *p, const struct tb_stack *s)

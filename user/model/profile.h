@@ -15,6 +15,7 @@
 #include "proc/sources.h"
 #include "model/kstack.h"
 #include "model/symbolize.h"
+#include "model/timeline.h"
 #include "tachyon.h"
 
 /* Deepest stack a profile holds: every Python frame read, every native and
@@ -139,6 +140,7 @@ struct tb_profile {
 	uint64_t native_stop[TB_NATIVE_STOPS];    /* native walks by why they ended (TB_NS_*) */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
 	uint64_t first_ns, last_ns;
+	struct tb_timeline tl;     /* counts of stacks and thread states over time */
 	/* capture settings, for writers */
 	unsigned hz;
 	unsigned max_depth;
@@ -185,6 +187,8 @@ void tb_profile_set_ksyms(struct tb_profile *p, struct tb_ksyms *k, int32_t kptr
 /* Read the threading.Thread names of the threads seen (processes alive);
  * only_pending: just for processes with threads seen since the last read. */
 void tb_profile_read_thread_names(struct tb_profile *p, int only_pending);
+/* A thread's counter of a state (enum tb_tl_state). */
+uint64_t *tb_tinfo_state(struct tb_tinfo *t, unsigned state);
 /* Give pending off-CPU stacks their weight up to end_ns (end of capture). */
 void tb_profile_finish(struct tb_profile *p, uint64_t end_ns);
 /* Append a thread (capture files, tests); counts start at 0. Returns its index. */
@@ -193,7 +197,8 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
 /* Add count samples of a stack, frames innermost first, merged with an
  * identical stack (capture files, tests). thread < nthreads, 1 <= depth <=
  * TB_MAX_STACK, every frame's code < sym.n, frames not inside p's arena.
- * No counter is changed. */
+ * No counter is changed; a profile with a timeline has the count in its
+ * last time bucket. */
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count);
 static inline const struct tb_sframe *tb_stack_frames(const struct tb_profile *p,

@@ -7,6 +7,8 @@
 #define MAX_SECTIONS 64
 
 const struct tb_cap_section tb_cap_sections[] = {
+	{ TB_CAP_SEC_TIMELINE, "timeline", tb_cap_timeline_present, tb_cap_timeline_write,
+	  tb_cap_timeline_read },
 	{ 0, NULL, NULL, NULL, NULL },
 };
 

@@ -15,6 +15,7 @@
 /* Tags: one per feature, never reused. */
 enum tb_cap_tag {
 	TB_CAP_SEC_TEST = 0x7e57,     /* unit tests only: never written by the agent */
+	TB_CAP_SEC_TIMELINE = 0x74696d65, /* "time": stacks and thread states over time (tbp_timeline.c) */
 };
 
 struct tb_cap_section {
@@ -35,6 +36,11 @@ extern const struct tb_cap_section tb_cap_sections[];
 /* For tests: another table used instead (NULL: the real one). */
 void tb_cap_sections_override(const struct tb_cap_section *rows);
 const struct tb_cap_section *tb_cap_sections_table(void);
+
+/* The timeline section (out/tbp_timeline.c). */
+int tb_cap_timeline_present(const struct tb_profile *p);
+void tb_cap_timeline_write(struct tb_buf *b, const struct tb_profile *p);
+int tb_cap_timeline_read(struct tb_rd *r, struct tb_profile *p);
 
 /* Is any section present (then the file is version 3)? */
 int tb_cap_sections_present(const struct tb_profile *p);
