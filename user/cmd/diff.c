@@ -1,7 +1,9 @@
 /* diff.c: `tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT...`: a
  * differential profile in each format of the table that has a diff writer
- * (page .html, data .json, difffolded.pl lines .folded); `diff
- * --list-formats`: their extensions, one a line. */
+ * (page .html, data .json, difffolded.pl lines .folded); either side may be
+ * a time slice (--base-from/--base-to, --from/--to: model/slice.c), and
+ * with one capture both sides are slices of it; `diff --list-formats`:
+ * their extensions, one a line. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -10,36 +12,46 @@
 #include "cmd/commands.h"
 #include "out/diff.h"
 #include "out/format.h"
+#include "model/slice.h"
 
 #define MAX_OUTPUTS 16
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: tachyon-bpf diff BASELINE.tbp CURRENT.tbp -o OUT [-o OUT...] [--band F]\n"
-		   "       [--min-fraction F] [-q]\n"
+	fprintf(f, "usage: tachyon-bpf diff BASELINE.tbp [CURRENT.tbp] -o OUT [-o OUT...] [--band F]\n"
+		   "       [--min-fraction F] [--base-from T] [--base-to T] [--from T] [--to T] [-q]\n"
 		   "       tachyon-bpf diff --list-formats\n"
 		   "Compares two captures: widths show CURRENT, colours the change of self time per\n"
 		   "unit of time against BASELINE. Outputs, by extension:\n");
 	tb_formats_help(f, TB_USE_DIFF, "  ");
 	fprintf(f, "  --band F           neutral band, default 0.15 (changes within +-15%% stay neutral)\n"
+		   "  --base-from T, --base-to T   BASELINE is that time slice: seconds since the capture's\n"
+		   "                     start (12.5) or a local time (10:03, 10:03:30, 2026-12-01 10:03)\n"
+		   "  --from T, --to T   CURRENT is that time slice; with one capture file, both sides\n"
+		   "                     are slices of it\n"
 		   "  --list-formats     print the extensions, one a line\n");
 	return rc;
 }
 
 int tb_cmd_diff(int argc, char **argv)
 {
-	enum { OPT_BAND = 256, OPT_MINFRAC, OPT_LIST };
+	enum { OPT_BAND = 256, OPT_MINFRAC, OPT_LIST, OPT_BASE_FROM, OPT_BASE_TO, OPT_FROM, OPT_TO };
 	static const struct option longs[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "band", required_argument, 0, OPT_BAND },
 		{ "min-fraction", required_argument, 0, OPT_MINFRAC },
 		{ "list-formats", no_argument, 0, OPT_LIST },
+		{ "base-from", required_argument, 0, OPT_BASE_FROM },
+		{ "base-to", required_argument, 0, OPT_BASE_TO },
+		{ "from", required_argument, 0, OPT_FROM },
+		{ "to", required_argument, 0, OPT_TO },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct tb_diff_opts opts = { 0.15, 0.001 };
-	const char *outputs[MAX_OUTPUTS];
+	const char *outputs[MAX_OUTPUTS], *slice[4] = { NULL }; /* base from, to; current from, to */
+	const char *base_path, *cur_path;
 	int noutputs = 0, quiet = 0, rc = 0, c;
 	struct tb_profile base, cur;
 	char err[1024], *end;
@@ -72,6 +84,12 @@ int tb_cmd_diff(int argc, char **argv)
 		case OPT_LIST:
 			tb_formats_print(stdout, TB_USE_DIFF);
 			return 0;
+		case OPT_BASE_FROM:
+		case OPT_BASE_TO:
+		case OPT_FROM:
+		case OPT_TO:
+			slice[c - OPT_BASE_FROM] = optarg;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -81,16 +99,24 @@ int tb_cmd_diff(int argc, char **argv)
 			return usage(stderr, 2);
 		}
 	}
-	if (optind != argc - 2 || !noutputs) {
-		fprintf(stderr, "tachyon-bpf: diff: give BASELINE and CURRENT capture files and at least one -o\n");
+	if (argc - optind < 1 || argc - optind > 2 || !noutputs ||
+	    (argc - optind == 1 && !slice[0] && !slice[1] && !slice[2] && !slice[3])) {
+		fprintf(stderr, "tachyon-bpf: diff: give BASELINE and CURRENT capture files (or one capture "
+				"and --base-from/--base-to, --from/--to) and at least one -o\n");
 		return usage(stderr, 2);
 	}
-	if (tb_read_capture(argv[optind], &base, err, sizeof(err))) {
-		fprintf(stderr, "tachyon-bpf: diff: %s: %s\n", argv[optind], err);
+	base_path = argv[optind];
+	cur_path = argv[argc - 1];
+	if (tb_read_capture(base_path, &base, err, sizeof(err)) ||
+	    tb_slice_args(&base, slice[0], slice[1], err, sizeof(err))) {
+		fprintf(stderr, "tachyon-bpf: diff: %s: %s\n", base_path, err);
+		tb_profile_free(&base);
 		return 1;
 	}
-	if (tb_read_capture(argv[optind + 1], &cur, err, sizeof(err))) {
-		fprintf(stderr, "tachyon-bpf: diff: %s: %s\n", argv[optind + 1], err);
+	if (tb_read_capture(cur_path, &cur, err, sizeof(err)) ||
+	    tb_slice_args(&cur, slice[2], slice[3], err, sizeof(err))) {
+		fprintf(stderr, "tachyon-bpf: diff: %s: %s\n", cur_path, err);
+		tb_profile_free(&cur);
 		tb_profile_free(&base);
 		return 1;
 	}

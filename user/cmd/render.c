@@ -1,6 +1,7 @@
 /* render.c: `tachyon-bpf render CAPTURE -o OUT [-o OUT...] [--by-line]
- * [--min-fraction F] [--sort own|total|name] [--limit N] [-q]`: writes any
- * output from a capture file (.tbp) without sampling (and without root);
+ * [--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T]
+ * [-q]`: writes any output from a capture file (.tbp) without sampling (and
+ * without root), of the whole capture or of a time slice (model/slice.c);
  * `render --list-formats`: the extensions it writes, one a line. */
 #include <errno.h>
 #include <getopt.h>
@@ -9,16 +10,19 @@
 #include "out/tbp.h"
 #include "cmd/commands.h"
 #include "out/format.h"
+#include "model/slice.h"
 
 #define MAX_OUTPUTS 16
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tachyon-bpf render CAPTURE.tbp -o OUT [-o OUT...] [--by-line] "
-		   "[--min-fraction F] [--sort own|total|name] [--limit N] [-q]\n"
+		   "[--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T] [-q]\n"
 		   "       tachyon-bpf render --list-formats\n"
 		   "Writes outputs from a capture, format by extension:\n");
 	tb_formats_help(f, TB_USE_PROFILE, "  ");
+	fprintf(f, "  --from T, --to T   only that time slice: seconds since the capture's start (12.5)\n"
+		   "                     or a local time (10:03, 10:03:30, 2026-12-01 10:03)\n");
 	fprintf(f, "  --list-formats     print the extensions, one a line\n");
 }
 
@@ -31,7 +35,7 @@ static int bad_usage(const char *msg)
 
 int tb_cmd_render(int argc, char **argv)
 {
-	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT, OPT_LIST };
+	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT, OPT_LIST, OPT_FROM, OPT_TO };
 	static const struct option longs[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "by-line", no_argument, 0, OPT_BYLINE },
@@ -39,11 +43,13 @@ int tb_cmd_render(int argc, char **argv)
 		{ "sort", required_argument, 0, OPT_SORT },
 		{ "limit", required_argument, 0, OPT_LIMIT },
 		{ "list-formats", no_argument, 0, OPT_LIST },
+		{ "from", required_argument, 0, OPT_FROM },
+		{ "to", required_argument, 0, OPT_TO },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	const char *outputs[MAX_OUTPUTS], *path;
+	const char *outputs[MAX_OUTPUTS], *path, *from = NULL, *to = NULL;
 	int noutputs = 0, by_line = 0, quiet = 0, have_frac = 0, rc = 0, c, sort_key = 0;
 	unsigned long limit = 0;
 	double min_fraction = 0;
@@ -85,6 +91,12 @@ int tb_cmd_render(int argc, char **argv)
 		case OPT_LIST:
 			tb_formats_print(stdout, TB_USE_PROFILE);
 			return 0;
+		case OPT_FROM:
+			from = optarg;
+			break;
+		case OPT_TO:
+			to = optarg;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -103,6 +115,11 @@ int tb_cmd_render(int argc, char **argv)
 	path = argv[optind];
 	if (tb_read_capture(path, &prof, err, sizeof(err))) {
 		fprintf(stderr, "tachyon-bpf: render: %s: %s\n", path, err);
+		return 1;
+	}
+	if (tb_slice_args(&prof, from, to, err, sizeof(err))) {
+		fprintf(stderr, "tachyon-bpf: render: %s: %s\n", path, err);
+		tb_profile_free(&prof);
 		return 1;
 	}
 	if (by_line)

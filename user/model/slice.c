@@ -216,3 +216,19 @@ int tb_slice_parse_time(const char *arg, int64_t start_unix_ns, double *out_s, c
 		*out_s = 0; /* before the start: from the start */
 	return 0;
 }
+
+int tb_slice_args(struct tb_profile *p, const char *from, const char *to, char *err, size_t errlen)
+{
+	double a = 0, b = INFINITY;
+	char why[256];
+
+	if (!from && !to)
+		return 0;
+	if (!p->tl.on)
+		return fail(err, errlen, "the capture keeps no timeline (recorded before time slices, "
+			    "or without a sample): --from/--to need one");
+	if ((from && tb_slice_parse_time(from, p->tl.origin_unix_ns, &a, why, sizeof(why))) ||
+	    (to && tb_slice_parse_time(to, p->tl.origin_unix_ns, &b, why, sizeof(why))))
+		return fail(err, errlen, "%s", why);
+	return tb_profile_slice(p, a, b, err, errlen);
+}

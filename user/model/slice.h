@@ -24,4 +24,8 @@ int tb_profile_slice(struct tb_profile *p, double from_s, double to_s, char *err
 int tb_slice_parse_time(const char *arg, int64_t start_unix_ns, double *out_s, char *err,
 			size_t errlen);
 
+/* Slice p to the range of two --from/--to values (NULL: the start, the
+ * end; both NULL: p unchanged).  0, or -1 with one sentence in err. */
+int tb_slice_args(struct tb_profile *p, const char *from, const char *to, char *err, size_t errlen);
+
 #endif
