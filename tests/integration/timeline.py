@@ -280,8 +280,9 @@ def test_phase_seconds(which):
 def test_diff_slices():
     b = STATE["bounds"]
     out = path("diff.json")
+    # 50 ms clear of the switch: its bucket holds both phases
     r = tb.run(["diff", STATE["cap"], "-q", "-o", out, "--base-from", local(b[0]), "--base-to",
-                local(b[1]), "--from", local(b[1]), "--to", local(b[2])])
+                local(b[1] - 0.05), "--from", local(b[1] + 0.05), "--to", local(b[2])])
     assert r.returncode == 0, r.stderr
     d = json.load(open(out))
     classes, elided = {}, {}

@@ -752,6 +752,37 @@ void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 		tb_timeline_put(&p->tl, &p->tl.stacks, i, p->tl.nbuckets ? p->tl.nbuckets - 1 : 0, count);
 }
 
+void tb_profile_drop_empty_stacks(struct tb_profile *p)
+{
+	uint32_t *moved = tb_calloc(p->nstacks, sizeof(*moved)), n = 0; /* old -> new + 1 */
+	struct tb_tseries *s = &p->tl.stacks;
+
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		if (!p->stacks[i].count)
+			continue;
+		p->stacks[n] = p->stacks[i];
+		moved[i] = ++n;
+	}
+	tb_hmap_clear(&p->stack_index);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tb_stack *x = &p->stacks[i];
+
+		tb_hmap_insert(&p->stack_index, stack_hash(x->thread, x->kind, tb_stack_frames(p, x), x->depth), i);
+	}
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].pending)
+			p->threads[i].pending = moved[p->threads[i].pending - 1];
+	/* the timeline's stack series follow (an empty stack has no cell) */
+	for (uint32_t i = 0; i < s->n; i++)
+		s->c[i].series = s->c[i].series < p->nstacks && moved[s->c[i].series] ?
+			moved[s->c[i].series] - 1 : 0;
+	p->nstacks = n;
+	if (s->nlast)
+		memset(s->last, 0, (size_t)s->nlast * sizeof(*s->last));
+	tb_timeline_normalize(&p->tl);
+	free(moved);
+}
+
 uint16_t tb_stack_leaf(const struct tb_profile *p, const struct tb_stack *s)
 {
 	const struct tb_sframe *f = tb_stack_frames(p, s);

@@ -201,6 +201,9 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
  * last time bucket. */
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count);
+/* Remove the stacks without a sample (a time slice's others); stack indices
+ * change, the timeline's with them. */
+void tb_profile_drop_empty_stacks(struct tb_profile *p);
 static inline const struct tb_sframe *tb_stack_frames(const struct tb_profile *p,
 						      const struct tb_stack *s)
 {

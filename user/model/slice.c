@@ -106,6 +106,7 @@ int tb_profile_slice(struct tb_profile *p, double from_s, double to_s, char *err
 		if (c->series / TB_TS_N < p->nthreads)
 			*tb_tinfo_state(&p->threads[c->series / TB_TS_N], c->series % TB_TS_N) += c->count;
 	}
+	tb_profile_drop_empty_stacks(p);
 	p->truncated = p->partial = 0;
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct tb_stack *s = &p->stacks[i];

@@ -44,7 +44,7 @@ void tb_timeline_start(struct tb_timeline *t, uint64_t mono_ns)
 	t->origin_unix_ns = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)(now > mono_ns ? now - mono_ns : 0);
 }
 
-static int cmp_cell(const void *a, const void *b)
+int tb_tcell_cmp(const void *a, const void *b)
 {
 	const struct tb_tcell *x = a, *y = b;
 
@@ -57,7 +57,7 @@ static void series_normalize(struct tb_tseries *s)
 {
 	uint32_t n = 0;
 
-	tb_qsort(s->c, s->n, sizeof(*s->c), cmp_cell);
+	tb_qsort(s->c, s->n, sizeof(*s->c), tb_tcell_cmp);
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (n && s->c[n - 1].series == s->c[i].series && s->c[n - 1].bucket == s->c[i].bucket)
 			s->c[n - 1].count += s->c[i].count;

@@ -55,6 +55,8 @@ void tb_timeline_add(struct tb_timeline *t, struct tb_tseries *s, uint32_t serie
  * bucket < TB_TL_MAX_BUCKETS. */
 void tb_timeline_put(struct tb_timeline *t, struct tb_tseries *s, uint32_t series, uint32_t bucket,
 		     uint64_t count);
+/* qsort order of cells: by series, then bucket. */
+int tb_tcell_cmp(const void *a, const void *b);
 /* Sort each kind's cells by (series, bucket), one cell per pair. */
 void tb_timeline_normalize(struct tb_timeline *t);
 

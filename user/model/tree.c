@@ -180,6 +180,7 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 		if (i == leaf)
 			add_instruction(&t->n[node], &f[i], &loc, s->count);
 	}
+	t->leaf_of[s - p->stacks] = node;
 }
 
 void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
@@ -188,6 +189,7 @@ void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
 	t->prof = p;
 	t->by_line = by_line;
 	new_node(t, TB_NO_NODE, TB_N_ROOT, 0, -1);
+	t->leaf_of = tb_calloc(p->nstacks, sizeof(*t->leaf_of));
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		add_stack(t, &p->stacks[i]);
 	tb_functab_count(&t->funcs, p);
@@ -230,6 +232,7 @@ void tb_tree_free(struct tb_tree *t)
 		free(t->n[i].iv);
 	}
 	free(t->n);
+	free(t->leaf_of);
 	tb_hmap_free(&t->index);
 	tb_functab_free(&t->funcs);
 	memset(t, 0, sizeof(*t));

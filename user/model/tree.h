@@ -59,6 +59,7 @@ struct tb_tree {
 	struct tb_tnode *n;      /* n[0] is the root */
 	uint32_t nn, cap;
 	struct tb_hmap index;    /* (parent, kind, key, line) -> node */
+	uint32_t *leaf_of;       /* stack index -> the node its innermost frame is counted in */
 	int by_line;
 	double min_fraction;
 	uint32_t pruned;

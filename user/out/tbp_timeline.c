@@ -15,15 +15,6 @@ int tb_cap_timeline_present(const struct tb_profile *p)
 	return p->tl.on && (p->tl.stacks.n || p->tl.states.n);
 }
 
-static int cmp_cell(const void *a, const void *b)
-{
-	const struct tb_tcell *x = a, *y = b;
-
-	if (x->series != y->series)
-		return x->series < y->series ? -1 : 1;
-	return (x->bucket > y->bucket) - (x->bucket < y->bucket);
-}
-
 /* The cells sorted, one per (series, bucket), without touching p. */
 static void put_cells(struct tb_buf *b, const struct tb_tseries *s)
 {
@@ -32,7 +23,7 @@ static void put_cells(struct tb_buf *b, const struct tb_tseries *s)
 
 	if (s->n)
 		memcpy(c, s->c, (size_t)s->n * sizeof(*c));
-	tb_qsort(c, s->n, sizeof(*c), cmp_cell);
+	tb_qsort(c, s->n, sizeof(*c), tb_tcell_cmp);
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (n && c[n - 1].series == c[i].series && c[n - 1].bucket == c[i].bucket)
 			c[n - 1].count += c[i].count;

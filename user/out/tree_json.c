@@ -275,6 +275,7 @@ int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 	tb_json_meta(f, &t);
 	fputc(',', f);
 	tb_json_threads(f, p);
+	tb_json_timeline(f, &t);
 	fputs(",\"tree\":", f);
 	tb_json_node(f, &t, 0, NULL);
 	fputs("}\n", f);

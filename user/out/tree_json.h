@@ -19,5 +19,7 @@ void tb_json_threads(FILE *f, const struct tb_profile *p);
 /* "kernel_stacks":{...}, and "native_stacks":{...}, each followed by a comma,
  * when the capture asked for those frames or has some (nothing otherwise). */
 void tb_json_frame_kinds(FILE *f, const struct tb_profile *p);
+/* ",\"timeline\":{...}" when the profile has a timeline (tree_timeline.c). */
+void tb_json_timeline(FILE *f, const struct tb_tree *t);
 
 #endif
