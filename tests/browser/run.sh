@@ -24,6 +24,9 @@
 #               "hide kernel" toggles on a generated page (gen_profile.py kinds; the realistic page
 #               has no toggles), on the golden capture with hidden kernel symbols, then on a
 #               capture of tests/workloads/syscalls.py with --kernel (root: BPF) in wall mode
+#   timeline    the timeline strip (timeline.test.mjs) on a capture of tests/workloads/phases.py
+#               (root: BPF): brushing each phase shows what `render --from --to` writes, >= 95%
+#               that phase's function; mouse drag, hover, keys, reset
 #   all         every suite above, one after the other
 #
 # Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
@@ -212,17 +215,33 @@ suite_kinds() {
 	page_test kinds.test.mjs "$out/kernel.html" "$out/kernel.json" --label kernel-capture
 }
 
+suite_timeline() {
+	need_binary
+	fresh_out
+	local line start sw end t0 one two
+	step "capture phases.py (2 s + 2 s at 999 Hz)" "$bin" -q -r 999 -o "$out/phases.tbp" -- "$py" "$wl/phases.py" 2 >"$out/phases.txt"
+	line=$(grep '^phases ' "$out/phases.txt") || { bad "phases.py printed no phases"; return; }
+	read -r _ start sw end <<<"$line"
+	step "render the whole capture" "$bin" render -q "$out/phases.tbp" -o "$out/phases.html" -o "$out/phases.json"
+	t0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["timeline"]["start_unix_ms"] / 1000)' "$out/phases.json")
+	one=$(python3 -c 'import sys; a, b, t = map(float, sys.argv[1:]); print("%.3f,%.3f" % (a - t, b - t))' "$start" "$sw" "$t0")
+	two=$(python3 -c 'import sys; a, b, t = map(float, sys.argv[1:]); print("%.3f,%.3f" % (a - t, b - t))' "$sw" "$end" "$t0")
+	step "render phase one's slice" "$bin" render -q "$out/phases.tbp" --from "${one%,*}" --to "${one#*,}" -o "$out/one.json"
+	step "render phase two's slice" "$bin" render -q "$out/phases.tbp" --from "${two%,*}" --to "${two#*,}" -o "$out/two.json"
+	page_test timeline.test.mjs "$out/phases.html" "$out/phases.json" "$out/one.json" "$out/two.json" --one "$one" --two "$two"
+}
+
 suite_all() {
 	local s
-	for s in synthetic real diff opcodes heatmap kinds; do
+	for s in synthetic real diff opcodes heatmap kinds timeline; do
 		counted bash "$0" "$s"
 	done
 }
 
 case $suite in
-synthetic | real | diff | opcodes | heatmap | kinds | all) ;;
+synthetic | real | diff | opcodes | heatmap | kinds | timeline | all) ;;
 *)
-	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|all [PAGE.html DATA.json [FUNCTION]]..." >&2
+	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|timeline|all [PAGE.html DATA.json [FUNCTION]]..." >&2
 	echo "0 passed, 1 failed"
 	exit 2
 	;;
