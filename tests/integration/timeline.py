@@ -9,8 +9,9 @@ by the workload) to every format `render --list-formats` prints, and checks
 that in each one at least 95% of the slice's samples are in that phase's
 function; a slice in seconds since the capture's start (from the timeline
 of the tree JSON) says the same; `diff` of the two slices of the one
-capture has phase_one elided and phase_two new; a capture without a
-timeline refuses --from with one line.
+capture has phase_one elided and phase_two new; speedscope lists the
+samples in time order and gecko's sample times are when the phases ran; a
+capture without a timeline refuses --from with one line.
 
 Prints one line per check, then "N passed, N failed"; exits non-zero on any
 failure."""
@@ -301,6 +302,46 @@ def test_diff_slices():
     return "phase_two new, phase_one %s" % classes.get("phase_one", "gone")
 
 
+def test_time_order():
+    """The whole capture: speedscope's samples of each thread in time order (phase_one's weight
+    all before phase_two's), gecko's sample times real (each phase within 150 ms of when the
+    workload says it ran)."""
+    ss, gk = path("whole.speedscope.json"), path("whole.gecko.json")
+    r = tb.run(["render", "-q", STATE["cap"], "-o", ss, "-o", gk])
+    assert r.returncode == 0, r.stderr
+    d = json.load(open(ss))
+    names = [f["name"] for f in d["shared"]["frames"]]
+    prof = max(d["profiles"], key=lambda x: x["endValue"])
+    at, seen = 0.0, {k: [] for k in PHASES}
+    for smp, w in zip(prof["samples"], prof["weights"]):
+        for k in PHASES:
+            if k in {names[i] for i in smp}:
+                seen[k].append(at)
+        at += w
+    assert seen["phase_one"] and seen["phase_two"] and max(seen["phase_one"]) < min(seen["phase_two"]), \
+        "speedscope: phase_one at %s, phase_two at %s" % (seen["phase_one"][-3:], seen["phase_two"][:3])
+    assert len(prof["samples"]) == len(prof["weights"]) < 200, \
+        "speedscope: %d entries (one per run of a stack expected)" % len(prof["samples"])
+    g = json.load(open(gk))
+    s = g["shared"]["stringArray"]
+    when = {k: [] for k in PHASES}
+    for th in g["threads"]:
+        st, fr, fn, times = th["stackTable"], th["frameTable"], th["funcTable"], th["samples"]["time"]
+        assert all(a <= b for a, b in zip(times, times[1:])), "gecko: times out of order"
+        for x, t in zip(th["samples"]["stack"], times):
+            while x is not None:
+                name = s[fn["name"][fr["func"][st["frame"][x]]]]
+                if name in PHASES:
+                    when[name].append(g["meta"]["startTime"] / 1000.0 + t / 1000.0)
+                x = st["prefix"][x]
+    b = STATE["bounds"]
+    for i, k in enumerate(PHASES):
+        lo, hi = min(when[k]), max(when[k])
+        assert abs(lo - b[i]) < 0.15 and abs(hi - b[i + 1]) < 0.15, \
+            "gecko: %s from %.3f to %.3f, ran %.3f to %.3f" % (k, lo, hi, b[i], b[i + 1])
+    return "speedscope: %d entries in time order; gecko: phases where they ran (+-150 ms)" % len(prof["samples"])
+
+
 def test_refusals():
     old = os.path.join(tb.ROOT, "tests", "golden", "captures")
     v1 = sorted(os.path.join(old, f) for f in os.listdir(old) if f.endswith(".tbp"))[0]
@@ -330,6 +371,7 @@ def main():
     for which in (0, 1):
         check("slice %s (seconds)" % PHASES[which], test_phase_seconds, which)
     check("diff of two slices", test_diff_slices)
+    check("time order (speedscope, gecko)", test_time_order)
     check("refusals", test_refusals)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 0 if results["failed"] == 0 else 1

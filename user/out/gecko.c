@@ -3,8 +3,11 @@
  * Tachyon; the profiler upgrades it on load), one thread per OS thread with
  * its own func/frame/stack tables and a shared string array.
  *
- * Sample times are synthesized: the capture keeps unique stacks with counts,
- * not per-sample times.  A thread's N samples are laid out 1/hz apart from
+ * Sample times are real when the profile has a timeline (model/timeline.h):
+ * the c samples of a stack in a time bucket are spread evenly over that
+ * bucket, each thread's samples in time order.  Without one (captures made
+ * before timelines) they are synthesized: the capture keeps unique stacks
+ * with counts, not per-sample times.  A thread's N samples are laid out 1/hz apart from
  * the capture start, and each stack's count is spread evenly over them: its
  * j-th of c samples sits at position (j + phase) / c of the thread's run,
  * phase in (0, 1) a fixed low-discrepancy sequence over the thread's stacks
@@ -103,6 +106,14 @@ struct ctx {
 	struct opsub ops;
 	struct tables t;
 	double step;               /* ms between samples */
+	/* real times: each stack's timeline cells, sorted, cells[cell_at[s] .. cell_at[s + 1]) */
+	int timed;
+	struct tb_tcell *cells;
+	uint32_t *cell_at;
+	double origin_ms;          /* bucket 0's start after meta.startTime */
+	double width_ms;
+	double *times;             /* the thread's sample times, ms after meta.startTime */
+	uint64_t captimes;
 	struct marker *mk;
 	uint32_t nmk, capmk;
 };
@@ -409,10 +420,10 @@ static void write_markers(FILE *f, struct ctx *g, const struct tb_tinfo *t)
 		fprintf(f, "%s%u", i ? "," : "", g->mk[i].name);
 	fputs("],\"startTime\":[", f);
 	for (uint32_t i = 0; i < g->nmk; i++)
-		fprintf(f, "%s%.3f", i ? "," : "", (double)g->mk[i].from * g->step);
+		fprintf(f, "%s%.3f", i ? "," : "", g->times[g->mk[i].from]);
 	fputs("],\"endTime\":[", f);
-	for (uint32_t i = 0; i < g->nmk; i++)
-		fprintf(f, "%s%.3f", i ? "," : "", (double)g->mk[i].to * g->step);
+	for (uint32_t i = 0; i < g->nmk; i++) /* a run to the end: one interval past its last sample */
+		fprintf(f, "%s%.3f", i ? "," : "", g->times[g->mk[i].to - 1] + g->step);
 	fputs("],\"phase\":[", f);
 	for (uint32_t i = 0; i < g->nmk; i++)
 		fprintf(f, "%s1", i ? "," : "");
@@ -543,7 +554,15 @@ static void write_thread(FILE *f, struct ctx *g, uint32_t ti, const uint32_t *li
 	cls = malloc((size_t)total + 1);
 	if (!order || !cls)
 		abort();
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && g->timed; i++) /* real: spread over each cell's bucket */
+		for (uint32_t x = g->cell_at[list[i]]; x < g->cell_at[list[i] + 1]; x++) {
+			const struct tb_tcell *c = &g->cells[x];
+
+			for (uint64_t j = 0; j < c->count; j++)
+				order[k++] = (struct slot){ g->origin_ms + g->width_ms * ((double)c->bucket +
+					((double)j + 0.5) / (double)c->count), i };
+		}
+	for (uint32_t i = 0; i < n && !g->timed; i++) {
 		uint64_t c = p->stacks[list[i]].count;
 		double phase = 0.5 + (double)i * 0.6180339887498949; /* golden-ratio sequence */
 
@@ -552,8 +571,11 @@ static void write_thread(FILE *f, struct ctx *g, uint32_t ti, const uint32_t *li
 			order[k++] = (struct slot){ ((double)j + phase) / (double)c, i };
 	}
 	tb_qsort(order, total, sizeof(*order), cmp_slot);
-	for (k = 0; k < total; k++)
+	g->times = tb_grow64(g->times, &g->captimes, total + 1, sizeof(*g->times), 1024);
+	for (k = 0; k < total; k++) {
 		cls[k] = cls_of[order[k].local];
+		g->times[k] = g->timed ? order[k].key : (double)k * g->step;
+	}
 
 	if (p->mode == TB_MODE_WALL || (seen & (1u << L_OFF | 1u << L_GILWAIT))) {
 		runs(g, cls, total, 1u << L_RUN | 1u << L_GC, "On CPU", CAT_PYTHON);
@@ -583,7 +605,7 @@ static void write_thread(FILE *f, struct ctx *g, uint32_t ti, const uint32_t *li
 		fprintf(f, "%s%u", k ? "," : "", leaf[order[k].local]);
 	fputs("],\"time\":[", f);
 	for (k = 0; k < total; k++)
-		fprintf(f, "%s%.3f", k ? "," : "", (double)k * g->step);
+		fprintf(f, "%s%.3f", k ? "," : "", g->times[k]);
 	fprintf(f, "],\"weight\":null,\"weightType\":\"samples\",\"length\":%llu}",
 		(unsigned long long)total);
 	write_markers(f, g, t);
@@ -633,12 +655,11 @@ static void write_meta(FILE *f, const struct ctx *g, double end_ms)
 			}
 		fputs("]}", f);
 	}
-	fputs("],\"markerSchema\":["
+	fprintf(f, "],\"markerSchema\":["
 	      "{\"name\":\"TachyonState\",\"display\":[\"marker-chart\",\"marker-table\","
 	      "\"timeline-overview\"],\"chartLabel\":\"{marker.name}\",\"tooltipLabel\":\"{marker.name}\","
 	      "\"tableLabel\":\"{marker.name}: {marker.data.samples} samples\","
-	      "\"description\":\"Thread state over a run of samples. Sample order is synthesized "
-	      "from aggregated stacks: proportions are right, times are not.\","
+	      "\"description\":\"%s\","
 	      "\"fields\":[{\"key\":\"samples\",\"label\":\"Samples\",\"format\":\"integer\"}]},"
 	      "{\"name\":\"TachyonStatus\",\"display\":[\"marker-chart\",\"marker-table\"],"
 	      "\"chartLabel\":\"{marker.name}\",\"tooltipLabel\":\"{marker.name}\","
@@ -652,7 +673,10 @@ static void write_meta(FILE *f, const struct ctx *g, double end_ms)
 	      "{\"key\":\"gil_held\",\"label\":\"GIL held\",\"format\":\"integer\"},"
 	      "{\"key\":\"gil_wait\",\"label\":\"GIL wait\",\"format\":\"integer\"},"
 	      "{\"key\":\"gc\",\"label\":\"GC\",\"format\":\"integer\"},"
-	      "{\"key\":\"exception\",\"label\":\"Exception\",\"format\":\"integer\"}]}]}", f);
+	      "{\"key\":\"exception\",\"label\":\"Exception\",\"format\":\"integer\"}]}]}",
+		g->timed ? "Thread state over a run of samples, at the times they were taken (within "
+		"their time bucket)." : "Thread state over a run of samples. Sample order is synthesized "
+		"from aggregated stacks: proportions are right, times are not.");
 }
 
 static void write_strings(FILE *f, const struct strs *s)
@@ -667,6 +691,42 @@ static void write_strings(FILE *f, const struct strs *s)
 }
 
 /* Are there more samples to synthesize than we list? (counts come from files) */
+/* Real sample times from the timeline, if its cells add up to every stack's
+ * count (else the times are synthesized). */
+static void real_times(struct ctx *g, double *end_ms)
+{
+	const struct tb_profile *p = g->p;
+	const struct tb_tseries *s = &p->tl.stacks;
+	uint64_t *sum;
+
+	if (!p->tl.on || !p->tl.width_ns)
+		return;
+	g->cells = tb_calloc(s->n, sizeof(*g->cells));
+	g->cell_at = tb_calloc((size_t)p->nstacks + 1, sizeof(*g->cell_at));
+	sum = tb_calloc((size_t)p->nstacks + 1, sizeof(*sum));
+	if (s->n)
+		memcpy(g->cells, s->c, (size_t)s->n * sizeof(*g->cells));
+	tb_qsort(g->cells, s->n, sizeof(*g->cells), tb_tcell_cmp);
+	g->timed = 1;
+	for (uint32_t i = 0; i < s->n && g->timed; i++) {
+		if (g->cells[i].series >= p->nstacks) {
+			g->timed = 0;
+			break;
+		}
+		g->cell_at[g->cells[i].series + 1]++;
+		sum[g->cells[i].series] += g->cells[i].count;
+	}
+	for (uint32_t i = 0; i < p->nstacks && g->timed; i++) {
+		g->timed = sum[i] == p->stacks[i].count;
+		g->cell_at[i + 1] += g->cell_at[i];
+	}
+	free(sum);
+	g->width_ms = (double)p->tl.width_ns / 1e6;
+	g->origin_ms = (double)p->tl.origin_unix_ns / 1e6 - (double)p->start_unix * 1000.0;
+	if (g->timed && g->origin_ms + g->width_ms * p->tl.nbuckets > *end_ms)
+		*end_ms = g->origin_ms + g->width_ms * p->tl.nbuckets;
+}
+
 static int too_many_samples(const struct tb_profile *p)
 {
 	uint64_t all = 0;
@@ -725,6 +785,7 @@ int tb_write_gecko(const struct tb_profile *p, FILE *f)
 	end_ms = p->duration_s * 1000.0;
 	if ((double)most * g->step > end_ms)
 		end_ms = (double)most * g->step;
+	real_times(g, &end_ms);
 
 	str_lit(&g->s, "(root)");  /* index 0, like other exporters */
 	fputc('{', f);
@@ -751,6 +812,9 @@ int tb_write_gecko(const struct tb_profile *p, FILE *f)
 	free(g->t.st);
 	free(g->t.res);
 	free(g->mk);
+	free(g->times);
+	free(g->cells);
+	free(g->cell_at);
 	free(g->s.of_sid);
 	free(g->s.list);
 	free(g);

@@ -2,7 +2,11 @@
  * https://www.speedscope.app/file-format-schema.json): shared frames keyed
  * by (function, file, line, kind), one "sampled" profile per thread whose
  * samples are root-first stacks of frame indices weighted in seconds of CPU.
- * A native or kernel frame's file is its module, without a line. */
+ * With a timeline (model/timeline.h) a thread's samples are in time order:
+ * one entry per run of the same stack over its time buckets, weighted with
+ * its samples (within a bucket, stacks in their order); without one (older
+ * captures), one entry per distinct stack.  A native or kernel frame's file
+ * is its module, without a line. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/hashmap.h"
@@ -89,8 +93,96 @@ static double weight(const struct tb_profile *p, uint64_t count)
 	return p->hz ? (double)count / (double)p->hz : (double)count;
 }
 
+/* One entry of a thread's timed samples: its stack's seq, in a bucket. */
+struct timed {
+	uint32_t thread, bucket, seq;
+	uint64_t count;
+};
+
+static int cmp_timed(const void *a, const void *b)
+{
+	const struct timed *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The thread's samples in time order (tm: its entries, sorted); runs of
+ * the same frames merged. */
+static void write_timed(FILE *f, const struct tb_profile *p, const char *name, const struct seq *q,
+			const struct timed *tm, uint32_t n)
+{
+	uint64_t total = 0, run;
+	int first = 1;
+
+	for (uint32_t i = 0; i < n; i++)
+		total += tm[i].count;
+	fputs("{\"type\":\"sampled\",\"name\":", f);
+	tb_json_str(f, name);
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%.9g,\"samples\":[",
+		p->hz ? "seconds" : "none", weight(p, total));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct seq *x = &q[tm[i].seq];
+
+		if (i && !cmp_seq(x, &q[tm[i - 1].seq]))
+			continue;
+		fputs(first ? "[" : ",[", f);
+		first = 0;
+		for (uint32_t k = 0; k < x->len; k++)
+			fprintf(f, "%s%u", k ? "," : "", x->idx[k]);
+		fputc(']', f);
+	}
+	fputs("],\"weights\":[", f);
+	first = 1;
+	for (uint32_t i = 0; i < n; i = i) {
+		run = tm[i].count;
+		for (i++; i < n && !cmp_seq(&q[tm[i].seq], &q[tm[i - 1].seq]); i++)
+			run += tm[i].count;
+		fprintf(f, "%s%.9g", first ? "" : ",", weight(p, run));
+		first = 0;
+	}
+	fputs("]}", f);
+}
+
+/* The timeline's cells as entries sorted by (thread, bucket, seq), or NULL
+ * if they do not add up to the stacks' counts (then: no time order). */
+static struct timed *timed_entries(const struct tb_profile *p, const uint32_t *seq_of, uint32_t *n)
+{
+	const struct tb_tseries *s = &p->tl.stacks;
+	struct timed *tm;
+	uint64_t *sum;
+	int ok = 1;
+
+	if (!p->tl.on)
+		return NULL;
+	tm = tb_calloc(s->n, sizeof(*tm));
+	sum = tb_calloc((size_t)p->nstacks + 1, sizeof(*sum));
+	*n = 0;
+	for (uint32_t i = 0; i < s->n && ok; i++) {
+		const struct tb_tcell *c = &s->c[i];
+
+		ok = c->series < p->nstacks;
+		if (!ok)
+			break;
+		sum[c->series] += c->count;
+		tm[(*n)++] = (struct timed){ p->stacks[c->series].thread, c->bucket, seq_of[c->series], c->count };
+	}
+	for (uint32_t i = 0; i < p->nstacks && ok; i++)
+		ok = sum[i] == p->stacks[i].count;
+	free(sum);
+	if (!ok) {
+		free(tm);
+		return NULL;
+	}
+	tb_qsort(tm, *n, sizeof(*tm), cmp_timed);
+	return tm;
+}
+
 static void write_profile(FILE *f, const struct tb_profile *p, uint32_t thread, struct seq *q,
-			  uint32_t n)
+			  uint32_t n, const struct timed *tm, uint32_t ntm)
 {
 	const struct tb_tinfo *t = &p->threads[thread];
 	const char *tname = tb_str(&p->strs, t->name);
@@ -100,6 +192,11 @@ static void write_profile(FILE *f, const struct tb_profile *p, uint32_t thread, 
 	int first = 1;
 
 	snprintf(name, len, "%s (tid %u, pid %u)", tname, t->tid, t->pid);
+	if (tm) {
+		write_timed(f, p, name, q, tm, ntm);
+		free(name);
+		return;
+	}
 	tb_qsort(q, n, sizeof(*q), cmp_seq);
 	for (uint32_t i = 0; i < n; i++)
 		total += q[i].count;
@@ -173,7 +270,8 @@ int tb_write_speedscope(const struct tb_profile *p, FILE *f)
 	struct frames fr = { 0 };
 	uint32_t *start = tb_calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
 	struct seq *q = tb_calloc(p->nstacks, sizeof(*q));
-	uint32_t nprof = 0;
+	uint32_t *seq_of = tb_calloc((size_t)p->nstacks + 1, sizeof(uint32_t)), nprof = 0, ntm = 0, at = 0;
+	struct timed *tm;
 
 	/* stacks bucketed by thread: start[t] .. start[t + 1] */
 	for (uint32_t i = 0; i < p->nstacks; i++)
@@ -186,10 +284,14 @@ int tb_write_speedscope(const struct tb_profile *p, FILE *f)
 
 		memcpy(fill, start, ((size_t)p->nthreads + 1) * sizeof(uint32_t));
 		for (uint32_t i = 0; i < p->nstacks; i++)
-			if (p->stacks[i].count)
-				stack_seq(p, &fr, &p->stacks[i], &q[fill[p->stacks[i].thread]++]);
+			if (p->stacks[i].count) {
+				seq_of[i] = fill[p->stacks[i].thread]++;
+				stack_seq(p, &fr, &p->stacks[i], &q[seq_of[i]]);
+				seq_of[i] -= start[p->stacks[i].thread]; /* within its thread's */
+			}
 		free(fill);
 	}
+	tm = timed_entries(p, seq_of, &ntm);
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"version\":\"0.0.1\",\"exporter\":\"tachyon-bpf\",\"name\":", f);
 	write_name(f, p);
@@ -197,16 +299,22 @@ int tb_write_speedscope(const struct tb_profile *p, FILE *f)
 	write_frames(f, p, &fr);
 	fputs(",\"profiles\":[", f);
 	for (uint32_t t = 0; t < p->nthreads; t++) {
+		uint32_t from = at;
+
+		while (tm && at < ntm && tm[at].thread == t)
+			at++;
 		if (start[t + 1] == start[t])
 			continue; /* no Python stack: nothing to show */
 		if (nprof++)
 			fputc(',', f);
-		write_profile(f, p, t, &q[start[t]], start[t + 1] - start[t]);
+		write_profile(f, p, t, &q[start[t]], start[t + 1] - start[t], tm ? &tm[from] : NULL, at - from);
 	}
 	fputs("]}\n", f);
 	for (uint32_t i = 0; i < start[p->nthreads]; i++)
 		free(q[i].idx);
 	free(q);
+	free(tm);
+	free(seq_of);
 	free(start);
 	free(fr.f);
 	tb_hmap_free(&fr.index);
