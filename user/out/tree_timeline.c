@@ -2,10 +2,17 @@
  * (docs/profile-json.md): the buckets, each thread's states over time, and
  * per (thread, node) the node's self samples over time, a node being named
  * by its place in the order the tree is written (root 0, depth first), so
- * that a page can recompute every node's values for a range of buckets. */
+ * that a page can recompute every node's values for a range of buckets.
+ * The page's buckets are the profile's, merged in pairs until there are at
+ * most PAGE_BUCKETS of them and PAGE_CELLS cells (an hour of a busy host
+ * stays a page a browser opens); each list of (bucket, count) pairs gives
+ * a bucket as the step from the previous one (the first from 0). */
 #include <stdlib.h>
 #include "lib/mem.h"
 #include "out/tree_json.h"
+
+#define PAGE_BUCKETS 512
+#define PAGE_CELLS 1000000
 
 struct self_cell {
 	uint32_t thread, node, bucket;
@@ -32,9 +39,30 @@ static void number(const struct tb_tree *t, uint32_t idx, uint32_t *order, uint3
 			number(t, c, order, next);
 }
 
+/* The count of cell i and of those after it in the same series and bucket. */
+static uint64_t state_sum(const struct tb_tcell *c, uint32_t n, uint32_t i)
+{
+	uint64_t s = c[i].count;
+
+	for (uint32_t k = i + 1; k < n && c[k].series == c[i].series && c[k].bucket == c[i].bucket; k++)
+		s += c[k].count;
+	return s;
+}
+
+/* Cells of sorted sc once buckets are merged 2^shift at a time. */
+static uint64_t merged_cells(const struct self_cell *sc, uint32_t n, unsigned shift)
+{
+	uint64_t m = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		m += !i || sc[i].thread != sc[i - 1].thread || sc[i].node != sc[i - 1].node ||
+		     sc[i].bucket >> shift != sc[i - 1].bucket >> shift;
+	return m;
+}
+
 static void write_states(FILE *f, const struct tb_profile *p, const struct tb_tcell *c, uint32_t n)
 {
-	uint32_t thread = UINT32_MAX, state = UINT32_MAX;
+	uint32_t thread = UINT32_MAX, state = UINT32_MAX, prev = 0;
 
 	fputs("\"states\":{", f);
 	for (uint32_t i = 0; i < n; i++) {
@@ -50,10 +78,14 @@ static void write_states(FILE *f, const struct tb_profile *p, const struct tb_tc
 		if (st != state) {
 			fprintf(f, "%s\"%s\":[", state == UINT32_MAX ? "" : "],", tb_tl_state_names[st]);
 			state = st;
+			prev = 0;
+		} else if (c[i].bucket == prev) { /* merged into the last one written */
+			continue;
 		} else {
 			fputc(',', f);
 		}
-		fprintf(f, "%u,%llu", c[i].bucket, (unsigned long long)c[i].count);
+		fprintf(f, "%u,%llu", c[i].bucket - prev, (unsigned long long)state_sum(c, n, i));
+		prev = c[i].bucket;
 	}
 	fputs(thread == UINT32_MAX ? "}" : "]}}", f);
 }
@@ -64,9 +96,10 @@ void tb_json_timeline(FILE *f, const struct tb_tree *t)
 	const struct tb_timeline *tl = &p->tl;
 	struct tb_tcell *states;
 	struct self_cell *sc;
-	uint32_t *order, next = 0, n = 0;
+	uint32_t *order, next = 0, n = 0, prev = 0;
+	unsigned shift = 0;
 
-	if (!tl->on)
+	if (!tl->on || !tl->nbuckets)
 		return;
 	order = tb_calloc(t->nn, sizeof(*order));
 	number(t, 0, order, &next);
@@ -83,11 +116,19 @@ void tb_json_timeline(FILE *f, const struct tb_tree *t)
 		sc[n++] = (struct self_cell){ p->stacks[c->series].thread, order[node], c->bucket, c->count };
 	}
 	tb_qsort(sc, n, sizeof(*sc), cmp_self);
+	while (shift < 16 && ((tl->nbuckets - 1) >> shift >= PAGE_BUCKETS ||
+			      merged_cells(sc, n, shift) > PAGE_CELLS))
+		shift++;
+	for (uint32_t i = 0; i < n; i++)
+		sc[i].bucket >>= shift;
 	fprintf(f, ",\"timeline\":{\"bucket_s\":%.9g,\"start_unix_ms\":%.3f,\"buckets\":%u,",
-		(double)tl->width_ns / 1e9, (double)tl->origin_unix_ns / 1e6, tl->nbuckets);
+		(double)(tl->width_ns << shift) / 1e9, (double)tl->origin_unix_ns / 1e6,
+		((tl->nbuckets - 1) >> shift) + 1);
 	states = tb_calloc(tl->states.n, sizeof(*states));
-	for (uint32_t i = 0; i < tl->states.n; i++)
+	for (uint32_t i = 0; i < tl->states.n; i++) {
 		states[i] = tl->states.c[i];
+		states[i].bucket >>= shift;
+	}
 	tb_qsort(states, tl->states.n, sizeof(*states), tb_tcell_cmp);
 	write_states(f, p, states, tl->states.n);
 	fputs(",\"self\":[", f);
@@ -101,7 +142,8 @@ void tb_json_timeline(FILE *f, const struct tb_tree *t)
 			count += sc[++i].count;
 		if (!head)
 			fputc(',', f);
-		fprintf(f, "%u,%llu", sc[i].bucket, (unsigned long long)count);
+		fprintf(f, "%u,%llu", sc[i].bucket - (head ? 0 : prev), (unsigned long long)count);
+		prev = sc[i].bucket;
 	}
 	fputs(n ? "]]]}" : "]}", f);
 	free(states);
