@@ -11,6 +11,13 @@
 #include "lib/strtab.h"
 #include "model/linetabs.h"
 
+/* What a code entry stands for. */
+enum tb_code_kind {
+	TB_CODE_PYTHON = 0,    /* a code object (and the synthetic <GC>, <off-CPU> ...) */
+	TB_CODE_NATIVE,        /* a native user function (--native) */
+	TB_CODE_KERNEL,        /* a kernel function (--kernel) */
+};
+
 /* One code object as read from a target (or a placeholder when it could not be). */
 struct tb_code {
 	pid_t pid;
@@ -19,6 +26,7 @@ struct tb_code {
 	uint8_t resolved;      /* 0: name is a placeholder */
 	uint8_t py_minor;
 	uint8_t dead;          /* its process is gone: kept for output, never found */
+	uint8_t kind;          /* enum tb_code_kind */
 	uint32_t qualname;     /* strtab ids */
 	uint32_t filename;
 	int32_t firstlineno;
