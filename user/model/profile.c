@@ -19,6 +19,7 @@ void tb_profile_init(struct tb_profile *p)
 
 void tb_profile_free(struct tb_profile *p)
 {
+	tb_native_codes_free(&p->native);
 	tb_sym_free(&p->sym);
 	tb_strtab_free(&p->strs);
 	tb_strtab_free(&p->pstrs);
@@ -489,13 +490,74 @@ static uint32_t code_index(struct tb_profile *p, const struct tb_plive *l, const
 	return tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type, addr, code_id);
 }
 
+/* One Python frame of a sample as a stack frame. */
+static void python_frame(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
+			 const struct tb_frame *fr, struct tb_sframe *g)
+{
+	uint32_t known = p->sym.n;
+
+	g->code = code_index(p, pi->live, parent, fr->code, fr->code_id);
+	if (p->sources && p->sym.n > known && p->sym.codes[g->code].resolved) {
+		uint32_t file = p->sym.codes[g->code].filename;
+
+		tb_sources_note(p->sources, pi->live->target.pid, file, tb_str(&p->strs, file));
+	}
+	g->offset = fr->offset;
+	g->opcode = fr->opcode;
+	g->has_opcode = !(fr->flags & TB_FF_NO_OPCODE);
+	if (!p->sym.codes[g->code].resolved)
+		p->unresolved_frames++;
+}
+
+/* --native: the sample's native and Python frames merged in the order they
+ * ran (model/merge.c) into f[0 ..); returns how many. */
+static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
+			      const struct tb_sample_hdr *h, const struct tb_frame *frames, uint16_t depth,
+			      struct tb_sframe *f)
+{
+	static struct tb_merge_item items[TB_MERGED_MAX];
+	const struct tb_merge_in in = {
+		(const uint64_t *)(h + 1) + h->nkernel, h->nnative, h->native_stop, frames, depth,
+		(h->flags & TB_F_TRUNCATED) != 0, (pi->version_hex >> 16) & 0xff,
+	};
+	enum tb_merge_verdict v;
+	uint32_t n = tb_merge(&in, items, &v);
+	uint16_t out = 0;
+
+	tb_native_count(&p->native, h->native_stop, v);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tb_merge_item *it = &items[i];
+		struct tb_sframe *g = &f[out];
+		int64_t code;
+
+		memset(g, 0, sizeof(*g));
+		g->offset = -2;
+		switch (it->kind) {
+		case TB_MI_PYTHON:
+			python_frame(p, pi, parent, &frames[it->index], g);
+			break;
+		case TB_MI_NATIVE:
+			code = tb_native_code(&p->native, &p->sym, h->pid, in.words[it->index], it->between,
+					      &g->offset);
+			if (code < 0)
+				continue;         /* interpreter plumbing */
+			g->code = (uint32_t)code;
+			break;
+		default:
+			g->code = synthetic_code(p, it->kind == TB_MI_TRUNCATED ? "<native truncated>" :
+								       "<native unmerged>");
+		}
+		out++;
+	}
+	return out;
+}
+
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 			   const struct tb_frame *frames)
 {
 	const struct tb_pinfo *parent;
 	int proc = tb_profile_find_process(p, h->pid);
 	struct tb_pinfo *pi;
-	const struct tb_target *t;
 	struct tb_sframe *f;
 	struct tb_tinfo *ti;
 	uint32_t thread, stack;
@@ -512,7 +574,6 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 	if (proc < 0 || !p->procs[proc].live)
 		return; /* not profiled, or it ended (its samples came late) */
 	pi = &p->procs[proc];
-	t = &pi->live->target;
 	parent = fork_parent(p, pi->live);
 	thread = find_thread(p, pi, h);
 	ti = &p->threads[thread];
@@ -522,7 +583,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 		ti->samples++;
 	}
 	pi->ns_pid = h->ns_pid;
-	if ((h->flags & TB_F_NO_TSTATE) || depth == 0) {
+	if (((h->flags & TB_F_NO_TSTATE) || depth == 0) && !h->nnative) {
 		if (!off_cpu)
 			p->no_python++;
 		return;
@@ -544,7 +605,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 		p->partial++;
 	}
 	/* synthetic leaf frames say what the thread was doing below Python */
-	f = stage(p, depth + 1);
+	f = stage(p, (uint16_t)(depth + h->nnative + 2));
 	if (off_cpu) {
 		f[0].code = synthetic_code(p, h->flags & TB_F_GIL_WAIT ? "<waiting for GIL>" : "<off-CPU>");
 		lead = 1;
@@ -557,24 +618,14 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 		f[0].opcode = 0;
 		f[0].has_opcode = 0;
 	}
-	for (uint16_t i = 0; i < depth; i++) {
-		struct tb_sframe *g = &f[i + lead];
-
-		uint32_t known = p->sym.n;
-
-		g->code = code_index(p, pi->live, parent, frames[i].code, frames[i].code_id);
-		if (p->sources && p->sym.n > known && p->sym.codes[g->code].resolved) {
-			uint32_t file = p->sym.codes[g->code].filename;
-
-			tb_sources_note(p->sources, t->pid, file, tb_str(&p->strs, file));
-		}
-		g->offset = frames[i].offset;
-		g->opcode = frames[i].opcode;
-		g->has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
-		if (!p->sym.codes[g->code].resolved)
-			p->unresolved_frames++;
-	}
 	p->frames += depth;
+	if (h->native_stop || h->nnative || p->native.resolver) {
+		depth = merged_frames(p, pi, parent, h, frames, depth, f + lead);
+		if (!depth && !lead)
+			return;           /* nothing left to show (every frame plumbing) */
+	} else
+		for (uint16_t i = 0; i < depth; i++)
+			python_frame(p, pi, parent, &frames[i], &f[i + lead]);
 	if (off_cpu) {
 		/* weight comes with the wake-up (or the end of the capture) */
 		stack = add_stack(p, thread, kind, depth + lead, 0);

@@ -10,6 +10,7 @@
 #include "lib/hashmap.h"
 #include "lib/strtab.h"
 #include "proc/sources.h"
+#include "model/merge.h"
 #include "model/symbolize.h"
 #include "tachyon.h"
 
@@ -119,6 +120,7 @@ struct tb_profile {
 	enum tb_mode mode;
 	int no_gc;                 /* no synthetic <GC> frames */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
+	struct tb_native_codes native; /* --native: native functions, merge counts */
 	uint64_t first_ns, last_ns;
 	/* capture settings, for writers */
 	unsigned hz;
@@ -156,7 +158,8 @@ void tb_profile_compact(struct tb_profile *p);
 /* Account one raw ring-buffer record after checking its size and depth.
  * Returns 0, or -1 for a malformed record (counted, otherwise ignored). */
 int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size);
-/* Account one ring-buffer record. */
+/* Account one ring-buffer record (h is followed by its nkernel + nnative
+ * words, then the frames). */
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h,
 			   const struct tb_frame *frames);
 /* Read the threading.Thread names of the threads seen (processes alive);
