@@ -42,6 +42,8 @@
 #define VDSO_ID 2
 #define UNREADABLE_ID 3
 #define SWEEP_NS (1000ull * 1000 * 1000) /* unused files looked at this often */
+#define YOUNG_NS (10000ull * 1000 * 1000) /* a process this young ... */
+#define YOUNG_EVERY_NS (100ull * 1000 * 1000) /* ... has its maps reread every refresh_ns */
 
 struct file_key {               /* first field of struct ufile: no padding */
 	uint64_t dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns;
@@ -69,6 +71,7 @@ enum { R_FILE = 0, R_ANON, R_VDSO };
 struct prange {                 /* starts like struct tb_code_range */
 	uint64_t start, end;
 	int64_t bias;
+	uint64_t offset, inode;     /* as /proc/PID/maps says (a reread keeps what did not change) */
 	uint32_t file;              /* R_FILE: file index + 1, 0: could not be opened */
 	uint32_t kind;
 };
@@ -104,6 +107,7 @@ struct tb_unwind {
 	struct tb_native_resolver resolver;
 	struct tb_unwind_stats st;
 	uint64_t swept_ns;          /* last look for files unused long enough */
+	uint64_t young_ns;          /* last look at young processes */
 };
 
 /* ------------------------------------------------------------ row extents */
@@ -356,52 +360,89 @@ static struct uproc *proc_find(struct tb_unwind *u, uint32_t pid)
 	return i == TB_HMAP_NONE ? NULL : &u->procs[i];
 }
 
-/* Read pid's executable mappings into *out (refs taken); -1 if its maps
- * cannot be read. */
-static int read_ranges(struct tb_unwind *u, pid_t pid, struct prange **out, uint32_t *n)
+/* The range of old[0..nold) (sorted) at the same place, offset and inode
+ * as r: the same file, not looked at again. */
+static const struct prange *unchanged(const struct prange *old, uint32_t nold, const struct prange *r)
+{
+	uint32_t i = tb_code_range_find(old, nold, sizeof(*old), r->start);
+
+	return i < nold && old[i].start == r->start && old[i].end == r->end && old[i].offset == r->offset &&
+	       old[i].inode == r->inode && old[i].kind == r->kind ? &old[i] : NULL;
+}
+
+/* One executable mapping of a maps line (pos: where its path starts); 0
+ * if the line is not one. */
+static int parse_line(FILE *fp, char *line, size_t len, struct prange *r, int *pos)
+{
+	char perms[8];
+
+	if (!fgets(line, (int)len, fp))
+		return -1;
+	if (!strchr(line, '\n')) {        /* longer than a maps line can be: skip it whole */
+		int c;
+
+		while ((c = fgetc(fp)) != EOF && c != '\n')
+			;
+		return 0;
+	}
+	line[strcspn(line, "\n")] = '\0';
+	*pos = 0;
+	*r = (struct prange){ 0, 0, 0, 0, 0, 0, R_ANON };
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %" SCNu64 " %n", &r->start, &r->end,
+		   perms, &r->offset, &r->inode, pos) < 5 || !*pos || !strchr(perms, 'x') || r->end <= r->start)
+		return 0;
+	if (line[*pos] == '/')
+		r->kind = R_FILE;
+	else if (!strcmp(line + *pos, "[vdso]"))
+		r->kind = R_VDSO;
+	return 1;
+}
+
+/* Read pid's executable mappings into *out (refs taken; those that did not
+ * change since old[0..nold) keep their file); -1 if its maps cannot be
+ * read.  Beyond TB_MAX_RANGES, mapped files are kept before anonymous code
+ * (whose frames are left by frame pointer anyway). */
+static int read_ranges(struct tb_unwind *u, pid_t pid, const struct prange *old, uint32_t nold,
+		       struct prange **out, uint32_t *n)
 {
 	char path[64], line[PATH_MAX + 128];
-	uint32_t cap = 0, seen = 0;
+	uint32_t cap = 0, seen = 0, files = 0, anon = 0, anon_room;
+	struct prange r;
 	FILE *fp;
+	int pos, rc;
 
 	*out = NULL;
 	*n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (!(fp = fopen(path, "re")))
 		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, offset;
-		char perms[8];
-		int pos = 0;
-		struct prange r;
-
-		if (!strchr(line, '\n')) {        /* longer than a maps line can be: skip it whole */
-			int c;
-
-			while ((c = fgetc(fp)) != EOF && c != '\n')
-				;
-			continue;
+	while ((rc = parse_line(fp, line, sizeof(line), &r, &pos)) >= 0 && seen < MAX_EXEC_MAPPINGS)
+		if (rc) {
+			seen++;
+			files += r.kind == R_FILE;
 		}
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms,
-			   &offset, &pos) < 4 || !pos || !strchr(perms, 'x') || end <= start)
+	anon_room = files < TB_MAX_RANGES ? TB_MAX_RANGES - files : 0;
+	rewind(fp);
+	seen = 0;
+	while ((rc = parse_line(fp, line, sizeof(line), &r, &pos)) >= 0 && seen < MAX_EXEC_MAPPINGS) {
+		const struct prange *same;
+
+		if (!rc)
 			continue;
-		if (++seen > MAX_EXEC_MAPPINGS)
-			break;
-		if (*n == TB_MAX_RANGES) {
+		seen++;
+		if (*n == TB_MAX_RANGES || (r.kind != R_FILE && anon++ >= anon_room)) {
 			u->st.ranges_dropped++;
 			continue;
 		}
-		r = (struct prange){ start, end, 0, 0, R_ANON };
-		if (line[pos] == '/') {
-			r.kind = R_FILE;
-			r.file = file_of_mapping(u, pid, start, end, line + pos);
+		if (r.kind == R_FILE) {
+			if ((same = unchanged(old, nold, &r)))
+				r = *same;
+			else
+				r.file = file_of_mapping(u, pid, r.start, r.end, line + pos);
 			if (r.file) {
 				u->files[r.file - 1].refs++;
-				r.bias = bias_of(&u->files[r.file - 1], start, offset);
+				r.bias = bias_of(&u->files[r.file - 1], r.start, r.offset);
 			}
-		} else if (!strcmp(line + pos, "[vdso]")) {
-			r.kind = R_VDSO;
 		}
 		*out = tb_grow(*out, &cap, *n + 1, sizeof(**out), 32);
 		(*out)[(*n)++] = r;
@@ -631,7 +672,7 @@ int tb_unwind_add_process(struct tb_unwind *u, pid_t pid, uint64_t now_ns)
 		tb_unwind_unknown_pc(u, pid, now_ns);
 		return 0;
 	}
-	if (read_ranges(u, pid, &r, &n))
+	if (read_ranges(u, pid, NULL, 0, &r, &n))
 		return -1;
 	if (!(p = proc_new(u, (uint32_t)pid))) {
 		drop_ranges(u, r, n, now_ns);
@@ -693,7 +734,7 @@ void tb_unwind_unknown_pc(struct tb_unwind *u, pid_t pid, uint64_t now_ns)
 	if (!p || (p->refreshed_ns && now_ns - p->refreshed_ns < u->o.refresh_ns))
 		return;
 	pi = (uint32_t)(p - u->procs);
-	if (read_ranges(u, pid, &r, &n))
+	if (read_ranges(u, pid, p->r, p->nr, &r, &n))
 		return;                   /* gone: its exit comes */
 	p = &u->procs[pi];
 	drop_ranges(u, p->r, p->nr, now_ns);
@@ -718,6 +759,14 @@ void tb_unwind_poll(struct tb_unwind *u, uint64_t now_ns)
 	for (uint32_t i = 0; u->unpublished && i < u->nprocs; i++)
 		if (u->procs[i].pid)
 			publish_if_ready(u, &u->procs[i], now_ns);
+	if (now_ns - u->young_ns >= YOUNG_EVERY_NS) {
+		/* young processes load libraries (imports): reread their maps
+		 * before a walk has to stop at one */
+		u->young_ns = now_ns;
+		for (uint32_t i = 0; i < u->nprocs; i++)
+			if (u->procs[i].pid && now_ns - u->procs[i].added_ns < YOUNG_NS)
+				tb_unwind_unknown_pc(u, (pid_t)u->procs[i].pid, now_ns);
+	}
 	if (now_ns - u->swept_ns < SWEEP_NS)
 		return;
 	u->swept_ns = now_ns;
