@@ -123,20 +123,10 @@ struct {
 	__type(value, struct tb_umaps);
 } umaps SEC(".maps");
 
-/* The record being built: the header, then 64-bit words: the kernel PCs,
- * the native words, then the Python frames (two words each, frame d at
- * word base + 2d, base = nkernel + nnative <= W_BASE_MASK), every index
- * masked into w. */
-#define W_BASE_MASK 511
-#define W_WORDS (W_BASE_MASK + 1 + 2 * TB_MAX_FRAMES)
-struct record {
-	struct tb_sample_hdr hdr;
-	__u64 w[W_WORDS];
-};
-
 /* Per-CPU working memory: the record being built and read buffers. */
 struct scratch {
-	struct record rec;
+	struct tb_sample sample;
+	__u32 lead;       /* words before the Python frames: nkernel + nnative */
 	struct tb_py_offsets off;
 	__u64 pycode_type;
 	__u64 frame;      /* next frame to visit */
@@ -145,12 +135,11 @@ struct scratch {
 	__u64 gil;        /* the GIL struct of this thread's interpreter, 0: none */
 	__u32 flags;
 	__u32 depth;
-	__u32 base;       /* words before the Python frames (nkernel + nnative) */
 	/* the native walk: registers of the frame being left */
 	__u64 npc, nsp, nbp;
 	__u32 nra;        /* npc is a return address (look up npc - 1) */
 	__u32 nn;         /* native words written */
-	__u32 nat;        /* index of the first native word in rec.w */
+	__u32 nat;        /* index of the first native word in words[] */
 	__u32 nstop;      /* TB_NS_* */
 	__u64 sigbuf[7];  /* a signal frame's rbp .. rip (sigcontext) */
 	__u8 tbuf[TB_TSTATE_BUF + 8];
@@ -303,21 +292,21 @@ static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc
 	__u64 now = bpf_ktime_get_ns();
 
 	if (cached && cached->fsbase == s->fsbase) {
-		s->rec.hdr.ns_pid = cached->ns_pid;
-		s->rec.hdr.ns_tid = cached->ns_tid;
+		s->sample.hdr.ns_pid = cached->ns_pid;
+		s->sample.hdr.ns_tid = cached->ns_tid;
 		if (cached->tstate && load_tstate(s, cached->tstate))
 			return cached->tstate;
 		if (!cached->tstate && now - cached->miss_ns < TSTATE_RETRY_NS)
 			return 0;
 	}
-	fill_ns_ids(&s->rec.hdr);
+	fill_ns_ids(&s->sample.hdr);
 	if (!walk_allowed(proc, now)) {
 		count(TB_C_WALKS_SKIPPED);
 		return 0;
 	}
 	count(TB_C_TSTATE_WALKS);
-	entry.ns_pid = s->rec.hdr.ns_pid;
-	entry.ns_tid = s->rec.hdr.ns_tid;
+	entry.ns_pid = s->sample.hdr.ns_pid;
+	entry.ns_tid = s->sample.hdr.ns_tid;
 	entry.fsbase = s->fsbase;
 	entry.tstate = walk_threads(s, proc);
 	if (entry.tstate && !load_tstate(s, entry.tstate))
@@ -363,10 +352,12 @@ static __always_inline void thread_status(struct scratch *s, const struct tb_pro
 	}
 }
 
-/* Python frame d of the record. */
-static __always_inline struct tb_frame *frame_at(struct scratch *s, __u32 d)
+/* Where Python frame i of the record goes: right after the kernel and native
+ * words, at a masked position (include/tachyon.h). */
+static __always_inline struct tb_frame *frame_slot(struct scratch *s, __u32 i)
 {
-	return (struct tb_frame *)&s->rec.w[(s->base & W_BASE_MASK) + 2 * (d & (TB_MAX_FRAMES - 1))];
+	return (struct tb_frame *)&s->sample.words[(s->lead & (TB_LEAD_WORDS - 1)) +
+						    2 * (i & (TB_MAX_FRAMES - 1))];
 }
 
 /* --native: the innermost frame recorded so far is the one an evaluator
@@ -374,7 +365,7 @@ static __always_inline struct tb_frame *frame_at(struct scratch *s, __u32 d)
 static __always_inline void mark_entry(struct scratch *s)
 {
 	if (native_depth && s->depth > 0)
-		frame_at(s, s->depth - 1)->flags |= TB_FF_ENTRY;
+		frame_slot(s, s->depth - 1)->flags |= TB_FF_ENTRY;
 }
 
 /* Visit one frame, record it unless it is a shim. Non-zero: stop. */
@@ -459,7 +450,7 @@ static __always_inline long visit_frame(struct scratch *s)
 	    buf_u8(s->fbuf, off->frame_is_entry))
 		fflags |= TB_FF_ENTRY;
 
-	out = frame_at(s, s->depth);
+	out = frame_slot(s, s->depth);
 	out->code = code;
 	out->offset = (__s32)offset;
 	out->code_id = cached->id;
@@ -497,19 +488,18 @@ static __always_inline void walk_frames(struct scratch *s)
 static __always_inline void fill_header(struct scratch *s, __u32 pid, __u32 tid, __u8 type,
 					__u64 value)
 {
-	s->rec.hdr.time_ns = bpf_ktime_get_ns();
-	s->rec.hdr.value = value;
-	s->rec.hdr.pid = pid;
-	s->rec.hdr.tid = tid;
-	s->rec.hdr.cpu = (__u16)bpf_get_smp_processor_id();
-	s->rec.hdr.type = type;
-	s->rec.hdr.flags = 0;
-	s->rec.hdr.depth = 0;
-	s->rec.hdr.nkernel = 0;
-	s->rec.hdr.nnative = 0;
-	s->rec.hdr.native_stop = 0;
-	s->rec.hdr.reserved = 0;
-	s->base = 0;
+	s->sample.hdr.time_ns = bpf_ktime_get_ns();
+	s->sample.hdr.value = value;
+	s->sample.hdr.pid = pid;
+	s->sample.hdr.tid = tid;
+	s->sample.hdr.cpu = (__u16)bpf_get_smp_processor_id();
+	s->sample.hdr.type = type;
+	s->sample.hdr.flags = 0;
+	s->sample.hdr.depth = 0;
+	s->sample.hdr.nkernel = 0;
+	s->sample.hdr.nnative = 0;
+	s->sample.hdr.native_stop = 0;
+	s->sample.hdr.reserved = 0;
 }
 
 /* Waking the agent per record costs a context switch per sample (and in
@@ -523,17 +513,18 @@ static __always_inline __u64 wakeup_flag(void)
 	return avail > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/* The record: the header, lead words, depth frames; one contiguous piece. */
 static __always_inline void submit(struct scratch *s)
 {
-	__u32 depth = s->depth < TB_MAX_FRAMES ? s->depth : TB_MAX_FRAMES;
+	__u32 depth = s->depth > TB_MAX_FRAMES ? TB_MAX_FRAMES : s->depth;
 	__u64 size = sizeof(struct tb_sample_hdr) +
-		     ((__u64)(s->base & W_BASE_MASK) + 2 * (__u64)(depth & (2 * TB_MAX_FRAMES - 1))) * 8;
+		     8 * ((__u64)(s->lead & (TB_LEAD_WORDS - 1)) + 2 * (__u64)depth);
 
-	s->rec.hdr.flags = s->flags;
-	s->rec.hdr.depth = depth;
-	if (size > sizeof(struct record))
-		size = sizeof(struct record);
-	if (bpf_ringbuf_output(&events, &s->rec, size, wakeup_flag()))
+	s->sample.hdr.flags = s->flags;
+	s->sample.hdr.depth = depth;
+	if (size > sizeof(struct tb_sample))
+		size = sizeof(struct tb_sample);
+	if (bpf_ringbuf_output(&events, &s->sample, size, wakeup_flag()))
 		count(TB_C_LOST);
 }
 
@@ -543,7 +534,7 @@ static __always_inline void submit(struct scratch *s)
  * per frame finds the pc's mapping (umaps), its file's row (urows), applies
  * the CFA rule and reads the return address (and the caller's rbp) in one
  * read; files without a table are left by frame pointer.  Every stop has a
- * reason (TB_NS_*).  Words are written at rec.w[at + i]. */
+ * reason (TB_NS_*).  Words are written at words[at + i]. */
 
 /* The user registers a walk starts from. */
 struct uregs {
@@ -605,7 +596,7 @@ static __always_inline long native_stop(struct scratch *s, __u32 why)
 
 static __always_inline void native_push(struct scratch *s, __u64 word)
 {
-	s->rec.w[(s->nat & NATIVE_MASK) + (s->nn & NATIVE_MASK)] = word;
+	s->sample.words[(s->nat & NATIVE_MASK) + (s->nn & NATIVE_MASK)] = word;
 	s->nn++;
 }
 
@@ -749,13 +740,13 @@ static long native_step(__u32 i, struct native_ctx *c)
 	return native_leave(s, cfa, row->rbp8);
 }
 
-/* Walk the current task's native user stack from r into rec.w[at ..]
+/* Walk the current task's native user stack from r into words[at ..]
  * (at: the kernel words before them); the header gets the count and the
  * reason the walk ended. */
 static __always_inline void native_walk(struct scratch *s, const struct uregs *r, __u32 at)
 {
 	struct native_ctx c = { s, NULL };
-	__u32 pid = s->rec.hdr.pid;
+	__u32 pid = s->sample.hdr.pid;
 
 	s->nn = 0;
 	s->nat = at;
@@ -772,14 +763,30 @@ static __always_inline void native_walk(struct scratch *s, const struct uregs *r
 			bpf_loop(native_depth + 1, native_step, &c, 0);
 		}
 	}
-	s->rec.hdr.nnative = s->nn;
-	s->rec.hdr.native_stop = s->nstop;
+	s->sample.hdr.nnative = s->nn;
+	s->sample.hdr.native_stop = s->nstop;
 }
 
-/* Walk the current task's stacks (native if asked, then Python) into a
- * record and submit it; ctx_regs: the perf event's registers, or NULL. */
-static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u32 tid, __u32 flags,
-					   __u64 value, struct pt_regs *ctx_regs)
+/* --native: the native user stack of this sample into the words after the
+ * kernel PCs, from the perf event's registers (ctx of tb_sample) or, at a
+ * switch-out (TB_F_OFF_CPU: ctx of tb_switch), the task's saved ones.  Its
+ * own function: the Python walk follows it. */
+static __always_inline void native_stack(void *ctx, struct scratch *s, __u32 flags)
+{
+	struct uregs ur;
+
+	if (!native_depth)
+		return;
+	/* flags is a constant of each program: tb_switch never reads a perf context */
+	user_regs(flags & TB_F_OFF_CPU ? NULL : (struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs,
+		  &ur);
+	native_walk(s, &ur, s->sample.hdr.nkernel);
+	s->lead = s->sample.hdr.nkernel + s->sample.hdr.nnative;
+}
+
+/* Walk the current task's Python stack into a record and submit it. */
+static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
+					   __u32 flags, __u64 value)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 zero = 0;
@@ -793,17 +800,12 @@ static __always_inline void sample_current(struct tb_proc *proc, __u32 pid, __u3
 	s->pycode_type = proc->pycode_type;
 	s->flags = flags;
 	s->depth = 0;
+	s->lead = 0;
 	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
-	if (native_depth) {
-		struct uregs ur;
-
-		user_regs(ctx_regs, &ur);
-		native_walk(s, &ur, s->rec.hdr.nkernel);
-		s->base = s->rec.hdr.nkernel + s->rec.hdr.nnative;
-	}
+	native_stack(ctx, s, flags);
 	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
 	if (!value)
-		s->rec.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
+		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
 	tstate = find_tstate(s, proc, tid);
 	if (!tstate) {
 		s->flags |= TB_F_NO_TSTATE;
@@ -837,7 +839,7 @@ int tb_sample(struct bpf_perf_event_data *ctx)
 	struct tb_proc *proc = bpf_map_lookup_elem(&procs, &pid);
 
 	if (proc && in_scope())
-		sample_current(proc, pid, (__u32)pid_tgid, 0, 0, (struct pt_regs *)&ctx->regs);
+		sample_current(ctx, proc, pid, (__u32)pid_tgid, 0, 0);
 	return 0;
 }
 
@@ -870,7 +872,7 @@ int BPF_PROG(tb_switch, bool preempt, struct task_struct *prev, struct task_stru
 		tid = prev->pid;
 		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&off_cpu_since, &tid, &now, BPF_ANY);
-		sample_current(proc, prev_pid, tid, TB_F_OFF_CPU, 0, NULL);
+		sample_current(ctx, proc, prev_pid, tid, TB_F_OFF_CPU, 0);
 	}
 	if (!bpf_map_lookup_elem(&procs, &next_pid))
 		return 0;

@@ -83,11 +83,20 @@ struct tb_sample_hdr {
 #define TB_NF_FP   (1ull << 62) /* unwound by frame pointer (no table for the file) */
 
 /* What goes through the ring buffer: the header, nkernel + nnative words,
- * then depth frames (variable size).  Records without kernel or native
- * words (nkernel == nnative == 0) are this struct cut after depth frames. */
+ * then depth frames (variable size), one contiguous record.  The BPF program
+ * builds it in one words[] area: the kernel PCs from word 0 (--kernel), the
+ * native words right after them (--native), and the Python frames (two words
+ * each) right after those, written at (lead & (TB_LEAD_WORDS - 1)) +
+ * 2 * (depth & (TB_MAX_FRAMES - 1)), lead = nkernel + nnative: masked
+ * positions the verifier can bound.  Records without kernel or native words
+ * (nkernel == nnative == 0) are the header and depth frames, as before. */
+#define TB_LEAD_WORDS 512  /* room for nkernel + nnative (<= 384), a power of two */
+#define TB_SAMPLE_WORDS (TB_LEAD_WORDS + 2 * TB_MAX_FRAMES)
+_Static_assert(TB_MAX_KERNEL + TB_MAX_NATIVE <= TB_LEAD_WORDS, "kernel and native words overflow");
+_Static_assert(sizeof(struct tb_frame) == 16, "a frame is two words");
 struct tb_sample {
 	struct tb_sample_hdr hdr;
-	struct tb_frame frames[TB_MAX_FRAMES];
+	__u64 words[TB_SAMPLE_WORDS];
 };
 
 /* follow_mode: which new processes the BPF program reports. */

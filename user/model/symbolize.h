@@ -1,5 +1,6 @@
 /* symbolize.h: code objects of target processes -> function, file, lines (line tables
- * shared and budgeted: model/linetabs.h). */
+ * shared and budgeted: model/linetabs.h); native and kernel functions are code entries
+ * of their own kind, so every output walks one list of frames. */
 #ifndef TB_SYMBOLIZE_H
 #define TB_SYMBOLIZE_H
 #include <stdint.h>
@@ -11,17 +12,20 @@
 #include "lib/strtab.h"
 #include "model/linetabs.h"
 
-/* What a code entry stands for. */
+/* What a code entry stands for: the one list of frame kinds of every output. */
 enum tb_code_kind {
-	TB_CODE_PYTHON = 0,    /* a code object (and the synthetic <GC>, <off-CPU> ...) */
-	TB_CODE_NATIVE,        /* a native user function (--native) */
-	TB_CODE_KERNEL,        /* a kernel function (--kernel) */
+	TB_CODE_PYTHON = 0,    /* a Python code object; also the synthetic <GC>, <off-CPU> (pid 0,
+				* file "<synthetic>") */
+	TB_CODE_NATIVE,        /* a native function: name = its symbol (or lib+0xSTART), file = its
+				* module's path */
+	TB_CODE_KERNEL,        /* a kernel function: name from kallsyms, file "[kernel]" or "[module]" */
+	TB_CODE_KINDS
 };
 
 /* One code object as read from a target (or a placeholder when it could not be). */
 struct tb_code {
-	pid_t pid;
-	uint64_t addr;
+	pid_t pid;             /* 0: synthetic, native or kernel */
+	uint64_t addr;         /* native, kernel: the function's key (its start address) */
 	uint16_t code_id;
 	uint8_t resolved;      /* 0: name is a placeholder */
 	uint8_t py_minor;
