@@ -102,6 +102,7 @@ counted exports /usr/bin/python3 tests/integration/exports.py
 # native unwinding from .eh_frame (not yet wired into sampling): tables vs readelf, the
 # user-space reference unwinder vs libdwfl on every interpreter (tests/unwind/run.py)
 counted unwind-reference python3 tests/unwind/run.py
+counted native python3 tests/native/run.py
 counted python-thread-names bash tests/pythreads/check.sh
 counted top bash tests/top/run.sh
 counted hostile python3 tests/hostile/run.py
