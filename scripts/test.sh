@@ -99,8 +99,8 @@ suite opcodes-vs-dis bash tests/opcodes/check.sh
 # integration: real BPF, real Python processes
 counted integration /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/exports.py
-# native unwinding from .eh_frame (not yet wired into sampling): tables vs readelf, the
-# user-space reference unwinder vs libdwfl on every interpreter (tests/unwind/run.py)
+# native unwinding from .eh_frame: tables vs readelf, the user-space reference unwinder vs
+# libdwfl on every interpreter (tests/unwind/run.py); then --native for real (tests/native/run.py)
 counted unwind-reference python3 tests/unwind/run.py
 counted native python3 tests/native/run.py
 counted python-thread-names bash tests/pythreads/check.sh
