@@ -487,9 +487,9 @@ static void native_note(struct tb_session *s)
 		return;
 	tb_unwind_stats(u, &us);
 	fprintf(stderr, "tachyon-bpf: native: %" PRIu64 " samples walked (%" PRIu64 " before their tables"
-		" were loaded): merged %.1f%%, tolerated %.1f%%, truncated %.1f%%, unmerged %.2f%% (goal < 1%%),"
+		" were loaded), %.1f native frames each: merged %.1f%%, tolerated %.1f%%, truncated %.1f%%, unmerged %.2f%% (goal < 1%%),"
 		" native only %.1f%%; walks ended:", walked, n->verdicts[TB_MV_PYTHON_ONLY],
-		pct(n->verdicts[TB_MV_MERGED], walked), pct(n->verdicts[TB_MV_TOLERATED], walked),
+		walked ? (double)n->words / (double)walked : 0.0, pct(n->verdicts[TB_MV_MERGED], walked), pct(n->verdicts[TB_MV_TOLERATED], walked),
 		pct(n->verdicts[TB_MV_TRUNCATED], walked), pct(n->verdicts[TB_MV_UNMERGED], walked),
 		pct(n->verdicts[TB_MV_NATIVE_ONLY], walked));
 	for (uint32_t r = TB_NS_DONE; r < TB_NS_MAX; r++)

@@ -175,9 +175,10 @@ void tb_native_codes_free(struct tb_native_codes *c)
 	c->nkeys = c->capkeys = 0;
 }
 
-void tb_native_count(struct tb_native_codes *c, uint32_t stop, enum tb_merge_verdict v)
+void tb_native_count(struct tb_native_codes *c, uint32_t stop, uint32_t nwords, enum tb_merge_verdict v)
 {
 	c->stats.samples++;
+	c->stats.words += nwords;
 	c->stats.verdicts[v < TB_MV_MAX ? v : TB_MV_UNMERGED]++;
 	c->stats.stops[stop < TB_NS_MAX ? stop : TB_NS_NONE]++;
 }

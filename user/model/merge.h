@@ -70,6 +70,7 @@ struct tb_native_stats {
 	uint64_t samples;                 /* samples with --native on */
 	uint64_t verdicts[TB_MV_MAX];
 	uint64_t stops[TB_NS_MAX];        /* native walks by why they ended */
+	uint64_t words;                   /* native frames walked (words recorded) */
 	uint64_t frames;                  /* native frames shown */
 	uint64_t hidden;                  /* interpreter plumbing hidden (not --native-all) */
 	uint64_t unknown;                 /* native pcs in no known mapping */
@@ -90,8 +91,8 @@ struct tb_native_codes {
 };
 
 void tb_native_codes_free(struct tb_native_codes *c);
-/* Count one sample's merge. */
-void tb_native_count(struct tb_native_codes *c, uint32_t stop, enum tb_merge_verdict v);
+/* Count one sample's merge (nwords native words walked). */
+void tb_native_count(struct tb_native_codes *c, uint32_t stop, uint32_t nwords, enum tb_merge_verdict v);
 /* The code entry of native word w of process pid (added to sym on first
  * sight, kind native: name = symbol, or module+0xSTART), *offset = pc -
  * function start; -1 if it is plumbing to hide (between: Python frames

@@ -524,7 +524,7 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 	uint32_t n = tb_merge(&in, items, &v);
 	uint16_t out = 0;
 
-	tb_native_count(&p->native, h->native_stop, v);
+	tb_native_count(&p->native, h->native_stop, h->nnative, v);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct tb_merge_item *it = &items[i];
 		struct tb_sframe *g = &f[out];
