@@ -16,7 +16,10 @@
  * written once its files are ready (or after wait_ns: files still building
  * stop the walk, TB_UR_PENDING), so a sample is walked with every table or
  * not at all.  Anonymous code and files without a table are unwound by
- * frame pointer (slot 0). */
+ * frame pointer (slot 0).  The vDSO (clock_gettime: time.time() loops) is
+ * one file for every process: the agent's own, copied to a memfd and built
+ * like the others (the same kernel maps the same vDSO into every 64-bit
+ * process; a process's own copy could be written to, the agent's not). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <gelf.h>
@@ -25,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "lib/hash.h"
@@ -36,6 +41,7 @@
 #include "capture/unwind_build.h"
 
 #define MAX_LOADS 16            /* PT_LOAD headers kept per file */
+#define MAX_VDSO (64u << 10)    /* bytes of the vDSO image read */
 #define MAX_EXEC_MAPPINGS 4096  /* executable mappings read per process */
 #define FIRST_FILE_ID 16        /* ids below: anonymous code, vDSO */
 #define ANON_ID 1
@@ -105,6 +111,7 @@ struct tb_unwind {
 	uint32_t nfree_rows, capfree_rows;
 	struct tb_umaps *scratch;
 	struct tb_native_resolver resolver;
+	uint32_t vdso;              /* the vDSO's file index + 1, 0: none */
 	struct tb_unwind_stats st;
 	uint64_t swept_ns;          /* last look for files unused long enough */
 	uint64_t young_ns;          /* last look at young processes */
@@ -439,10 +446,13 @@ static int read_ranges(struct tb_unwind *u, pid_t pid, const struct prange *old,
 				r = *same;
 			else
 				r.file = file_of_mapping(u, pid, r.start, r.end, line + pos);
-			if (r.file) {
-				u->files[r.file - 1].refs++;
-				r.bias = bias_of(&u->files[r.file - 1], r.start, r.offset);
-			}
+		} else if (r.kind == R_VDSO) {
+			r.file = u->vdso;
+			r.offset = 0;
+		}
+		if (r.file) {
+			u->files[r.file - 1].refs++;
+			r.bias = bias_of(&u->files[r.file - 1], r.start, r.offset);
 		}
 		*out = tb_grow(*out, &cap, *n + 1, sizeof(**out), 32);
 		(*out)[(*n)++] = r;
@@ -454,8 +464,7 @@ static int read_ranges(struct tb_unwind *u, pid_t pid, const struct prange *old,
 static void drop_ranges(struct tb_unwind *u, struct prange *r, uint32_t n, uint64_t now)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (r[i].kind == R_FILE)
-			file_unref(u, r[i].file, now);
+		file_unref(u, r[i].file, now);
 	free(r);
 }
 
@@ -624,7 +633,7 @@ static int resolve(void *ctx, uint32_t pid, uint64_t pc, struct tb_native_place 
 	r = &p->r[i];
 	memset(out, 0, sizeof(*out));
 	out->vaddr = pc;
-	if (r->kind != R_FILE || !r->file) {
+	if (!r->file) {
 		static const struct { const char *module; uint64_t id; } other[] = {
 			[R_FILE] = { "[unreadable]", UNREADABLE_ID }, [R_ANON] = { "[anon]", ANON_ID },
 			[R_VDSO] = { "[vdso]", VDSO_ID },
@@ -640,6 +649,35 @@ static int resolve(void *ctx, uint32_t pid, uint64_t pc, struct tb_native_place 
 	out->interp = u->files[r->file - 1].interp;
 	out->vaddr = pc - (uint64_t)r->bias;
 	return 0;
+}
+
+/* The agent's own vDSO, copied to a memfd and queued for its build like a
+ * mapped file; it is never evicted (a ref of its own). */
+static void add_vdso(struct tb_unwind *u)
+{
+	const unsigned char *at = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)at;
+	uint64_t size;
+	struct file_key k;
+	struct stat st;
+	int fd;
+
+	if (!at || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize; /* the headers come last */
+	if (size < sizeof(*eh) || size > MAX_VDSO)
+		return;
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, at, size) != (ssize_t)size || fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	key_of(&st, &k);
+	u->vdso = file_new(u, &k, fd, "[vdso]");
+	if (u->vdso)
+		u->files[u->vdso - 1].refs = 1;
 }
 
 struct tb_unwind *tb_unwind_new(const struct tb_unwind_maps *maps, const struct tb_unwind_opts *o)
@@ -658,6 +696,7 @@ struct tb_unwind *tb_unwind_new(const struct tb_unwind_maps *maps, const struct 
 		rows_free(u, 0, granules);
 	u->scratch = tb_calloc(1, sizeof(*u->scratch));
 	u->resolver = (struct tb_native_resolver){ u, resolve };
+	add_vdso(u);
 	return u;
 }
 
@@ -701,7 +740,7 @@ void tb_unwind_fork(struct tb_unwind *u, pid_t parent, pid_t child, uint64_t now
 	memcpy(c->r, pp->r, pp->nr * sizeof(*c->r));
 	c->nr = pp->nr;
 	for (uint32_t i = 0; i < c->nr; i++)
-		if (c->r[i].kind == R_FILE && c->r[i].file)
+		if (c->r[i].file)
 			u->files[c->r[i].file - 1].refs++;
 	c->added_ns = pp->added_ns;
 	c->refreshed_ns = pp->refreshed_ns;
