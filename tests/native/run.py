@@ -137,17 +137,21 @@ def check_qsort(argv, extra=(), mode="qsort", pid_filter=None):
     return "%.1f%% of %d samples with cmp in order" % (share, with_cmp)
 
 
-def check_zlib(argv):
-    stacks, err = capture(argv, ("--native",), mode="zlib")
-    total = libz = 0
+def count_under(stacks, func, pred):
+    """(samples with the Python function func, of which pred(frames below it) holds)."""
+    total = hits = 0
     for fr, n in stacks:
         nm = names(fr)
-        if "compress_loop" not in nm:
-            continue
-        total += n
-        at = nm.index("compress_loop")
-        libz += n if any(m.startswith("libz") for _, m in fr[at + 1:]) else 0
-    assert total >= 20, "only %d samples in compress_loop" % total
+        if func in nm:
+            total += n
+            hits += n if pred(fr[nm.index(func) + 1:]) else 0
+    assert total >= 20, "only %d samples in %s" % (total, func)
+    return total, hits
+
+
+def check_zlib(argv):
+    stacks, err = capture(argv, ("--native",), mode="zlib")
+    total, libz = count_under(stacks, "compress_loop", lambda fr: any(m.startswith("libz") for _, m in fr))
     share = 100.0 * libz / total
     assert share >= 90.0, "a libz frame under compress_loop in %.1f%% of %d" % (share, total)
     return "libz under compress_loop in %.1f%% of %d" % (share, total)
@@ -172,14 +176,8 @@ def check_depth(argv):
 
 def check_dlopen(argv):
     stacks, err = capture(argv, ("--native",), mode="dlopen", seconds=5)
-    total = named = 0
-    for fr, n in stacks:
-        nm = names(fr)
-        if "dlopen_loop" not in nm:
-            continue
-        total += n
-        named += n if any(x.startswith("BZ2_") and m.startswith("libbz2") for x, m in fr) else 0
-    assert total >= 20, "only %d samples in dlopen_loop" % total
+    total, named = count_under(stacks, "dlopen_loop",
+                               lambda fr: any(x.startswith("BZ2_") and m.startswith("libbz2") for x, m in fr))
     # a second of spinning, then libbz2 for 4 s: its frames within 2 s of the dlopen
     assert named >= 0.5 * total, "BZ2_* (libbz2) in %d of %d samples" % (named, total)
     return "BZ2_* (libbz2) named in %d of %d samples" % (named, total)
