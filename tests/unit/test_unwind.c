@@ -35,6 +35,14 @@ struct fake {
 	uint32_t range_writes, deletes;
 };
 
+static int fake_set_rows(void *ctx, uint32_t first, const struct tb_urow *rows, uint32_t n)
+{
+	struct fake *k = ctx;
+
+	memcpy(k->rows + first, rows, (size_t)n * sizeof(*rows));
+	return 0;
+}
+
 static int fake_set_file(void *ctx, uint32_t slot, const struct tb_ufile *f)
 {
 	struct fake *k = ctx;
@@ -77,13 +85,12 @@ static int have_vdso(void)
 
 static struct tb_unwind *open_registry(struct fake *k, uint32_t max_rows)
 {
-	struct tb_unwind_maps maps = { k, NULL, max_rows, MAX_FILES, fake_set_file, fake_set_ranges };
+	struct tb_unwind_maps maps = { k, max_rows, MAX_FILES, fake_set_rows, fake_set_file, fake_set_ranges };
 	struct tb_unwind_opts o = { 60 * NS, 0, TB_UNWIND_WAIT_NS, 0, 1 };
 
 	memset(k, 0, sizeof(*k));
 	k->rows = calloc(max_rows ? max_rows : 1, sizeof(*k->rows));
 	k->pid = (uint32_t)getpid();
-	maps.rows = k->rows;
 	return tb_unwind_new(&maps, &o);
 }
 

@@ -29,8 +29,6 @@ struct tb_sampler {
 	struct tb_profile *prof;
 	struct tb_watch *watch;
 	struct tb_unwind *unwind;      /* --native */
-	struct tb_urow *rows;          /* urows, mapped */
-	size_t rows_len;
 };
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -95,26 +93,32 @@ static int set_ranges(void *ctx, uint32_t pid, const struct tb_umaps *m)
 	return bpf_map__update_elem(s->skel->maps.umaps, &pid, sizeof(pid), m, sizeof(*m), BPF_ANY);
 }
 
-/* Map the rows array and start the registry (after load). */
-static int open_unwind(struct tb_sampler *s, const struct tb_sampler_opts *o, char *err, size_t errlen)
+/* A table's rows into urows through a mapping of just their pages (the
+ * array is never mapped whole: its 32 MiB would count as the agent's). */
+static int set_rows(void *ctx, uint32_t first, const struct tb_urow *rows, uint32_t n)
 {
-	struct tb_unwind_maps maps = { s, NULL, 0, TB_MAX_UFILES, set_file, set_ranges };
+	struct tb_sampler *s = ctx;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), at = (size_t)first * sizeof(*rows);
+	size_t off = at & ~(page - 1), len = at - off + (size_t)n * sizeof(*rows);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(s->skel->maps.urows),
+		       (off_t)off);
+
+	if (m == MAP_FAILED)
+		return -1;
+	memcpy((char *)m + (at - off), rows, (size_t)n * sizeof(*rows));
+	munmap(m, len);
+	return 0;
+}
+
+/* Start the registry (after load). */
+static void open_unwind(struct tb_sampler *s, const struct tb_sampler_opts *o)
+{
+	struct tb_unwind_maps maps = { s, 0, TB_MAX_UFILES, set_rows, set_file, set_ranges };
 	struct tb_unwind_opts uo = { TB_UNWIND_GRACE_NS, TB_UNWIND_REFRESH_NS, TB_UNWIND_WAIT_NS, 1, o->quiet };
-	long page = sysconf(_SC_PAGESIZE);
 
 	maps.max_rows = bpf_map__max_entries(s->skel->maps.urows);
-	s->rows_len = ((size_t)maps.max_rows * sizeof(struct tb_urow) + (size_t)page - 1) & ~((size_t)page - 1);
-	s->rows = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       bpf_map__fd(s->skel->maps.urows), 0);
-	if (s->rows == MAP_FAILED) {
-		s->rows = NULL;
-		snprintf(err, errlen, "cannot map the unwind rows: %s", strerror(errno));
-		return -1;
-	}
-	maps.rows = s->rows;
 	s->unwind = tb_unwind_new(&maps, &uo);
 	s->prof->native.resolver = tb_unwind_resolver(s->unwind);
-	return 0;
 }
 
 static int open_perf_event(int cpu, unsigned hz)
@@ -180,8 +184,8 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 			 e == EPERM || e == EACCES ? "" : " (set TB_DEBUG_BPF=1 for the verifier log)");
 		goto fail;
 	}
-	if (s->skel->rodata->native_depth && open_unwind(s, o, err, errlen))
-		goto fail;
+	if (s->skel->rodata->native_depth)
+		open_unwind(s, o);
 	if (o->cgroup) {
 		int fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		__u32 key = 0;
@@ -327,8 +331,6 @@ void tb_sampler_close(struct tb_sampler *s)
 		s->prof->native.resolver = NULL;
 		tb_unwind_free(s->unwind);
 	}
-	if (s->rows)
-		munmap(s->rows, s->rows_len);
 	for (int i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (int i = 0; s->pfds && i < s->ncpus; i++)

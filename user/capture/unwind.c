@@ -595,9 +595,11 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 
 		while (!(ok = !rows_alloc(u, granules, &first)) && (old = lru_unused(u)))
 			file_evict(u, old);
+		if (ok && u->maps.set_rows(u->maps.ctx, first * TB_UNWIND_GRANULE, r->cfi.rows, r->cfi.nrows)) {
+			rows_free(u, first, granules);
+			ok = 0;
+		}
 		if (ok) {
-			memcpy(u->maps.rows + (size_t)first * TB_UNWIND_GRANULE, r->cfi.rows,
-			       (size_t)r->cfi.nrows * sizeof(*r->cfi.rows));
 			f->first = first;
 			f->granules = granules;
 			d.first = first * TB_UNWIND_GRANULE;

@@ -15,9 +15,10 @@
 /* How the registry reaches the BPF maps (a fake one in the unit tests). */
 struct tb_unwind_maps {
 	void *ctx;
-	struct tb_urow *rows;     /* the urows array, mapped */
-	uint32_t max_rows;
+	uint32_t max_rows;        /* urows entries */
 	uint32_t max_files;       /* ufiles entries (slot 0 is never used) */
+	/* Write urows[first .. first + n); 0 ok. */
+	int (*set_rows)(void *ctx, uint32_t first, const struct tb_urow *rows, uint32_t n);
 	/* Write ufiles[slot]; 0 ok. */
 	int (*set_file)(void *ctx, uint32_t slot, const struct tb_ufile *f);
 	/* Write umaps[pid] (m NULL: delete it); 0 ok. */
