@@ -228,6 +228,8 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 	fresh.mode = p->mode;
 	fresh.no_gc = p->no_gc;
 	fresh.sources = p->sources;
+	fresh.native.resolver = p->native.resolver;
+	fresh.native.show_all = p->native.show_all;
 	fresh.lost_base = p->lost_base + p->lost;
 	fresh.start_unix = (int64_t)time(NULL);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
