@@ -1,4 +1,4 @@
-/* unwind.c: the unwind-table registry (docs/native-unwinding.md, "Table
+/* unwind.c: the unwind-table registry (docs/native-unwinding.md, "The
  * registry").
  *
  * Files are known by identity (device, inode, size, mtime, ctime: what a
@@ -48,8 +48,8 @@
 #define VDSO_ID 2
 #define UNREADABLE_ID 3
 #define SWEEP_NS (1000ull * 1000 * 1000) /* unused files looked at this often */
-#define YOUNG_NS (10000ull * 1000 * 1000) /* a process this young ... */
-#define YOUNG_EVERY_NS (100ull * 1000 * 1000) /* ... has its maps reread every refresh_ns */
+#define YOUNG_NS (10000ull * 1000 * 1000) /* a process this young has its maps reread */
+#define YOUNG_EVERY_NS (100ull * 1000 * 1000) /* (looked at this often, reread every refresh_ns) */
 
 struct file_key {               /* first field of struct ufile: no padding */
 	uint64_t dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns;
@@ -78,7 +78,7 @@ struct prange {                 /* starts like struct tb_code_range */
 	uint64_t start, end;
 	int64_t bias;
 	uint64_t offset, inode;     /* as /proc/PID/maps says (a reread keeps what did not change) */
-	uint32_t file;              /* R_FILE: file index + 1, 0: could not be opened */
+	uint32_t file;              /* file index + 1 (R_FILE, R_VDSO), 0: none, or not opened */
 	uint32_t kind;
 };
 
@@ -229,6 +229,15 @@ static void file_unref(struct tb_unwind *u, uint32_t file, uint64_t now)
 		f->unused_since = now;
 }
 
+#define DELETED " (deleted)"     /* what maps adds to the name of a file removed since */
+
+static int ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && !strcmp(s + n - m, end);
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -282,8 +291,8 @@ static uint32_t file_new(struct tb_unwind *u, const struct file_key *k, int fd, 
 	memset(f, 0, sizeof(*f));
 	f->key = *k;
 	f->id = u->next_id++;
-	snprintf(module, sizeof(module), "%s", base_name(path));
-	module[strcspn(module, " ")] = '\0';      /* " (deleted)" */
+	snprintf(module, sizeof(module), "%.*s", (int)(strlen(base_name(path)) -
+		 (ends_with(path, DELETED) ? strlen(DELETED) : 0)), base_name(path));
 	memcpy(f->module, module, sizeof(module));
 	f->state = F_BUILDING;
 	u->live_files++;
