@@ -25,7 +25,12 @@
 #      30 s (bench/soak.py).
 #   7. storm (not by default): a fork storm (bench/churn.py storm) with a
 #      spinning survivor, 20 s of --all-python.
-# Sections 6-7 alone replace their part of OUT and keep the rest.
+#   8. native: BPF run time per sample with --native (native frames unwound
+#      in the program), measured as section 1 after the tables are loaded,
+#      next to the Python-only walk and the floor: Debian 3.11 (unwind
+#      tables), sid 3.15 (frame pointers), and pyenv 3.10 at --native-depth
+#      5/20/50 (the cost per native frame).
+# Sections 6-8 alone replace their part of OUT and keep the rest.
 # Prints the tables on stdout (progress on stderr) and writes the same to
 # bench/results-latest.md.  Benchmarks, not tests: slow numbers never fail
 # the script; broken tooling (build, load, bpftool, a workload) does.
@@ -45,7 +50,9 @@
 #   FLOOR_RATES=10000        section 2: rates also run with --bench-floor (the
 #                            cost of the perf interrupts alone; "" = none)
 #   NPROCS=20 MULTI_SECS=5 MULTI_HZ=1000      section 4
-#   SECTIONS="walk threads overhead multi wall"  which sections to run (or as arguments)
+#   SECTIONS="walk threads native overhead multi wall"  which sections to run (or as arguments)
+#   PY310=auto PY315=auto NATIVE_DEPTHS="5 20 50" NATIVE_WARM_MS=1500   section 8 (auto: pyenv
+#                            3.10, sid 3.15; none: skip; time left out at the start)
 #   SOAK_MIN=10 SOAK_HZ=1000 SOAK_EVERY=30    section 6: minutes, rate, seconds per row
 #   SOAK_SCOPE=cgroup                         sections 6-7: cgroup (only the generator's own
 #                                             cgroup v2, via --cgroup) or host (every Python process)
@@ -75,7 +82,11 @@ SCALE=${SCALE:-1.0}
 NPROCS=${NPROCS:-20}
 MULTI_SECS=${MULTI_SECS:-5}
 MULTI_HZ=${MULTI_HZ:-1000}
-SECTIONS=${SECTIONS:-walk threads overhead multi wall}
+SECTIONS=${SECTIONS:-walk threads native overhead multi wall}
+PY310=${PY310:-auto}
+PY315=${PY315:-auto}
+NATIVE_DEPTHS=${NATIVE_DEPTHS:-5 20 50}
+NATIVE_WARM_MS=${NATIVE_WARM_MS:-1500}
 (($#)) && SECTIONS="$*"
 SOAK_MIN=${SOAK_MIN:-10}
 SOAK_HZ=${SOAK_HZ:-1000}
@@ -204,18 +215,23 @@ walk_once() {
 	# The target ends by itself after SECS+4 s.
 	# Own session = own autogroup, whose nice then gives it CPU TCPU over the
 	# other jobs of a shared machine (plain nice only works inside a group).
-	target_argv "$py" "$depth" "$((SECS + 4))"
+	# section 8 samples longer: the counters are found (a few s on a loaded
+	# machine), NATIVE_WARM_MS pass, then SECS are measured
+	local secs=$SECS
+	[[ $label == native:* ]] && secs=$((SECS + 3 + (NATIVE_WARM_MS + 999) / 1000))
+	target_argv "$py" "$depth" "$((secs + 4))"
 	bg setsid taskset -c "$TCPU" "${TARGET[@]}"
 	tpid=$BG
 	sleep 1
 	kill -0 "$tpid" 2>/dev/null || die "target ${TARGET[*]} exited early"
-	[[ $(readlink "/proc/$tpid/exe") == *python* ]] || die "pid $tpid is not the target python"
+	# the command line: a sid python runs under its own loader (/proc/PID/exe)
+	tr '\0' ' ' <"/proc/$tpid/cmdline" | grep -q python || die "pid $tpid is not the target python"
 	if [[ $NICE != 0 ]]; then
 		renice -n "$NICE" -p "$tpid" >/dev/null
 		if [[ -w /proc/$tpid/autogroup ]]; then echo "$NICE" >"/proc/$tpid/autogroup" || true; fi
 	fi
 	st0=$(steal_ticks)
-	bg taskset -c "$ACPU" "$TB" -p "$tpid" --cpu "$TCPU" -r "$WALK_HZ" -d "$SECS" \
+	bg taskset -c "$ACPU" "$TB" -p "$tpid" --cpu "$TCPU" -r "$WALK_HZ" -d "$secs" \
 		--max-depth "$MAXD" -o "$d/out.json" "${flags[@]}"  2>"$d/err"
 	apid=$BG
 	for _ in $(seq 200); do
@@ -230,13 +246,21 @@ walk_once() {
 	done
 	[[ -n $cmap ]] || die "no 'counters' map on BPF program $id"
 	# Poll until the agent exits: keep the last (prog stats, counters) pair
-	# read while the program was still loaded.
+	# read while the program was still loaded.  Section 8 also keeps the
+	# first pair read NATIVE_WARM_MS in (the tables are loaded by then): the
+	# run is measured from there.
+	local warm_until=""
+	[[ $label == native:* ]] && warm_until=$(($(date +%s%N) + NATIVE_WARM_MS * 1000000))
 	while kill -0 "$apid" 2>/dev/null; do
 		# counters first: the target count then never exceeds run_cnt
 		if taskset -c "$ACPU" bpftool map dump id "$cmap" --json >"$d/m.tmp" 2>/dev/null &&
 			taskset -c "$ACPU" bpftool prog show id "$id" --json >"$d/p.tmp" 2>/dev/null; then
 			mv "$d/p.tmp" "$d/prog.json"
 			mv "$d/m.tmp" "$d/map.json"
+			if [[ -n $warm_until && ! -s $d/prog0.json ]] && (($(date +%s%N) >= warm_until)); then
+				cp "$d/prog.json" "$d/prog0.json"
+				cp "$d/map.json" "$d/map0.json"
+			fi
 		fi
 		sleep "$POLL"
 	done
@@ -248,7 +272,7 @@ walk_once() {
 	stop "$tpid"
 	[[ -s $d/prog.json && -s $d/map.json ]] || die "could not read the BPF program's stats ($label $variant)"
 	"$HPY" "$ROOT/bench/stats.py" walk "$RAW" "$label" "$variant" "$rep" \
-		"$d/prog.json" "$d/map.json" "$d/out.json" "$((st1 - st0))"
+		"$d/prog.json" "$d/map.json" "$d/out.json" "$((st1 - st0))" "$d/err" "$d/prog0.json" "$d/map0.json"
 	tail -n1 "$RAW" | "$HPY" -c 'import json,sys; r=json.loads(sys.stdin.read()); print("    %-22s %-6s %6.0f ns/run  runs %5d  target %5d  frames/sample %s" % (r["label"], r["variant"], r["ns_per_run"], r["run_cnt"], r["target_runs"], "%.1f" % r["frames_per_sample"] if r["frames_per_sample"] else "-"))' >&2
 }
 
@@ -296,6 +320,40 @@ if want threads; then
 		walk_once "threads: 64 native" walker "$rep" "$PY" threads:64:500
 		walk_once "threads: 64 native, churning" walker "$rep" "$PY" threads:64:500:churn
 		walk_once "threads: 64 native" floor "$rep" "$PY" threads:64:500
+	done
+	stats_off
+fi
+
+# ---------------------------------------------------------------- section 8
+# --native: deep.py 50 as in section 1, the tables loaded first (NATIVE_WARM).
+pick_python() { # VAR-VALUE GLOB...: auto -> the newest match, none -> none
+	local v=$1 c
+	shift
+	if [[ $v != auto ]]; then echo "$v"; return; fi
+	c=$(ls -d "$@" 2>/dev/null | sort -V | tail -n1 || true)
+	[[ -n $c && -x $c ]] && echo "$c" || echo none
+}
+pyname() { echo "$(basename "$1") $("$1" -c 'import platform; print(platform.python_version())')"; }
+if want native; then
+	supports --native || die "this build has no --native"
+	PY310=$(pick_python "$PY310" /root/.pyenv/versions/3.10*/bin/python3.10)
+	PY315=$(pick_python "$PY315" /var/cache/tachyon-bpf/pythons/bin/python3.15)
+	stats_on
+	log "section 8: --native (REPS=$REPS, ${SECS}s each from ${NATIVE_WARM_MS} ms in, $WALK_HZ Hz, CPU $TCPU)"
+	for rep in $(seq "$REPS"); do
+		for py in "$PY" "$PY315"; do
+			[[ $py == none ]] && continue
+			walk_once "native: $(pyname "$py"), Python only" walker "$rep" "$py" 50
+			walk_once "native: $(pyname "$py"), Python only" floor "$rep" "$py" 50
+			walk_once "native: $(pyname "$py"), --native" walker "$rep" "$py" 50 --native
+		done
+		if [[ $PY310 != none ]]; then
+			walk_once "native: $(pyname "$PY310"), Python only" walker "$rep" "$PY310" 50
+			for n in $NATIVE_DEPTHS; do
+				walk_once "native: $(pyname "$PY310"), --native-depth $n" walker "$rep" "$PY310" 50 \
+					--native-depth "$n"
+			done
+		fi
 	done
 	stats_off
 fi
@@ -420,13 +478,14 @@ if want storm; then
 		die "the storm failed"
 fi
 if ! want walk && ! want overhead && ! want multi && ! want wall; then
-	# only the churn sections: they replace their own part of OUT
-	for f in "$TMP/soak.md" "$TMP/storm.md"; do
+	# only the churn and native sections: they replace their own part of OUT
+	want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
+	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md"; do
 		[[ -f $f ]] || continue
 		"$HPY" - "$OUT" "$f" <<'PYEOF'
 import re, sys
 out, new = sys.argv[1], open(sys.argv[2]).read().strip("\n")
-head = new.split("\n", 1)[0]                       # "## 6. ..." or "## 7. ..."
+head = new.split("\n", 1)[0]                       # "## 6. ...", "## 7. ..." or "## 8. ..."
 number = head.split()[1]
 try:
     old = open(out).read()
@@ -475,7 +534,8 @@ alt_desc=$PY_ALT
 } >"$TMP/header.env"
 "$HPY" "$ROOT/bench/stats.py" render "$RAW" "$TMP/header.env" >"$TMP/results.md"
 [[ -f $TMP/wall.md ]] && cat "$TMP/wall.md" >>"$TMP/results.md"
-for f in "$TMP/soak.md" "$TMP/storm.md"; do
+want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
+for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md"; do
 	[[ -f $f ]] && cat "$f" >>"$TMP/results.md"
 done
 cp "$TMP/results.md" "$OUT"

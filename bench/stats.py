@@ -3,11 +3,13 @@
 run.sh does the measuring; this script turns what it left behind into
 records (one JSON object per line in a raw file) and renders the tables.
 
-    stats.py walk RAW LABEL VARIANT REP PROG_JSON MAP_JSON OUT_JSON STEAL_TICKS
+    stats.py walk RAW LABEL VARIANT REP PROG_JSON MAP_JSON OUT_JSON STEAL_TICKS [ERR PROG0 MAP0]
         one capture of section 1: bpftool's run_time_ns/run_cnt for the
         program, the target-sample counter (counters map, key 0) read at the
         same moment, the capture's tree JSON (frames per sample), and the
-        target CPU's steal ticks during the capture.
+        target CPU's steal ticks during the capture.  Section 8 adds the
+        agent's stderr (native frames per sample) and the pair read after
+        the warm-up (subtracted when present).
     stats.py pair RAW HZ PAIR BASE_STDOUT WITH_STDOUT WITH_JSON VARIANT
         one without/with pair of section 2 (+ the agent figures, section 3);
         VARIANT: walker, or floor (--bench-floor: no records, interrupts only).
@@ -15,6 +17,8 @@ records (one JSON object per line in a raw file) and renders the tables.
         the many-processes capture of section 4.
     stats.py render RAW HEADER_ENV_FILE
         markdown on stdout.
+    stats.py native RAW TCPU HZ
+        section 8 (--native) as markdown on stdout.
 
 Exits non-zero only on broken input (missing/garbled files, a checksum that
 differs between runs): slow numbers are never an error.
@@ -64,21 +68,40 @@ def counter_or_none(dump, key):
         return None
 
 
-def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal):
+def native_per_sample(err_path):
+    """Native frames walked per sample, from the agent's native line (or None)."""
+    try:
+        m = re.search(r"native: .*?, ([0-9.]+) native frames each", open(err_path).read())
+    except OSError:
+        return None
+    return float(m.group(1)) if m else None
+
+
+def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal, err_path=None,
+             prog0_path=None, map0_path=None):
     prog = load_json(prog_path)
     if "run_time_ns" not in prog or not prog.get("run_cnt"):
         die(f"{prog_path}: no run_time_ns/run_cnt (is kernel.bpf_stats_enabled on?)")
     counters = load_json(map_path)
     target = counter_total(counters, 0)
+    run_time, run_cnt = prog["run_time_ns"], prog["run_cnt"]
+    if prog0_path and os.path.exists(prog0_path) and os.path.exists(map0_path):
+        prog0 = load_json(prog0_path)       # measured from the end of the warm-up
+        run_time -= prog0["run_time_ns"]
+        run_cnt -= prog0["run_cnt"]
+        target -= counter_total(load_json(map0_path), 0)
+        if run_cnt <= 0:
+            die(f"{prog_path}: no run after the warm-up")
     meta = load_json(out_path)["meta"]
     ps = meta.get("python_samples", 0)
     append(raw, {
         "kind": "walk", "label": label, "variant": variant, "rep": int(rep),
         "prog": prog.get("name"), "tag": prog.get("tag"),
-        "run_time_ns": prog["run_time_ns"], "run_cnt": prog["run_cnt"],
+        "run_time_ns": run_time, "run_cnt": run_cnt,
         "target_runs": target,
+        "native_per_sample": native_per_sample(err_path) if err_path else None,
         "walks": counter_or_none(counters, 2), "walks_skipped": counter_or_none(counters, 3),
-        "ns_per_run": prog["run_time_ns"] / prog["run_cnt"],
+        "ns_per_run": run_time / run_cnt,
         "samples": meta.get("samples", 0), "python_samples": ps,
         "frames_per_sample": meta.get("frames", 0) / ps if ps else None,
         "kernel_frames_per_sample": (meta.get("kernel_stacks") or {}).get("frames", 0) / ps if ps else None,
@@ -188,7 +211,7 @@ def render(raw, header_path):
       "ratios between rows of the same run, not as precise figures.")
     w("")
 
-    walks = [r for r in recs if r["kind"] == "walk" and not r["label"].startswith("threads")]
+    walks = [r for r in recs if r["kind"] == "walk" and not r["label"].startswith(("threads", "native:"))]
     if walks:
         w("## 1. BPF run time per sample")
         w("")
@@ -383,13 +406,63 @@ def render(raw, header_path):
     print("\n".join(out))
 
 
+def native(raw, tcpu, hz):
+    """Section 8: the walk's cost with --native, next to the Python-only walk and the floor."""
+    with open(raw) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    rows = [r for r in recs if r["kind"] == "walk" and r["label"].startswith("native:")]
+    if not rows:
+        return
+    out = []
+    w = out.append
+    w("\n## 8. Native frames (`--native`)\n")
+    w(f"`deep.py 50` as in section 1 (pinned to CPU {tcpu}, {hz} Hz, one CPU sampled), measured "
+      "from the moment the process's unwind tables are loaded (the first pair of counters read "
+      "after the warm-up is subtracted). Native frames/sample: the words the BPF walk recorded "
+      "(the agent's native line). Extra = ns/sample − the same interpreter's Python-only walker; "
+      "per native frame = extra / native frames. Median (min) of the runs.")
+    w("")
+    w("| case | Python frames/sample | native frames/sample | ns/sample | extra | per native frame |")
+    w("|---|---:|---:|---:|---:|---:|")
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    base = {}
+    pts = {}
+    for lab in labels:
+        for variant in ("floor", "walker"):
+            sel = [r for r in rows if r["label"] == lab and r["variant"] == variant]
+            if not sel:
+                continue
+            ns = [r["ns_per_run"] for r in sel]
+            m = med(ns)
+            py = lab.split(":", 1)[1].rsplit(",", 1)[0].strip()
+            nat = med([r["native_per_sample"] for r in sel if r.get("native_per_sample") is not None])
+            fps = med([r["frames_per_sample"] for r in sel if r["frames_per_sample"] is not None])
+            name = lab.split(":", 1)[1].strip() + (" (floor)" if variant == "floor" else "")
+            extra = per = "—"
+            if variant == "walker" and lab.endswith("Python only"):
+                base[py] = m
+            elif variant == "walker" and py in base and nat:
+                extra = fmt_ns(m - base[py])
+                per = fmt_ns((m - base[py]) / nat)
+                pts.setdefault(py, []).append((nat, m))
+            w(f"| {name} | {'%.1f' % fps if fps else '—'} | {'%.1f' % nat if nat else '—'} | "
+              f"{fmt_ns(m)} ({fmt_ns(min(ns))}) | {extra} | {per} |")
+    w("")
+    for py, p in pts.items():
+        if len(p) >= 2:
+            i, s = fit(p)
+            w(f"- {py}: least-squares over its `--native-depth` rows: **≈ {s:,.0f} ns per native "
+              f"frame** ({i:,.0f} ns at 0 frames, against {fmt_ns(base[py])} for the Python-only walk).")
+    print("\n".join(out))
+
+
 def main(argv):
     if len(argv) < 2:
         die("usage: see the top of this file")
     cmd, args = argv[1], argv[2:]
-    table = {"walk": (cmd_walk, 8), "pair": (cmd_pair, 7), "multi": (cmd_multi, 3),
-             "render": (render, 2)}
-    if cmd not in table or len(args) != table[cmd][1]:
+    table = {"walk": (cmd_walk, (8, 11)), "pair": (cmd_pair, (7,)), "multi": (cmd_multi, (3,)),
+             "render": (render, (2,)), "native": (native, (3,))}
+    if cmd not in table or len(args) not in table[cmd][1]:
         die(f"bad command line: {argv[1:]}")
     table[cmd][0](*args)
 

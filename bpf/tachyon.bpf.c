@@ -33,6 +33,8 @@ const volatile __u32 wall_mode = 0;
 const volatile __u32 cgroup_filter = 0;
 /* --kernel: copy the kernel stack of each sample into its record. */
 const volatile __u32 kernel_stacks = 0;
+/* --native: native user frames recorded per sample, at most (0: off). */
+const volatile __u32 native_depth = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -99,6 +101,31 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/* Native unwinding (include/tachyon.h; user/capture/unwind.c fills them).
+ * urows is sized by the agent before load (--native-table-mb). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_urow);
+} urows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_MAX_UFILES);
+	__type(key, __u32);
+	__type(value, struct tb_ufile);
+} ufiles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct tb_umaps);
+} umaps SEC(".maps");
+
 /* Per-CPU working memory: the record being built and read buffers. */
 struct scratch {
 	struct tb_sample sample;
@@ -111,6 +138,13 @@ struct scratch {
 	__u64 gil;        /* the GIL struct of this thread's interpreter, 0: none */
 	__u32 flags;
 	__u32 depth;
+	/* the native walk: registers of the frame being left */
+	__u64 npc, nsp, nbp;
+	__u32 nra;        /* npc is a return address (look up npc - 1) */
+	__u32 nn;         /* native words written */
+	__u32 nat;        /* index of the first native word in words[] */
+	__u32 nstop;      /* TB_NS_* */
+	__u64 sigbuf[7];  /* a signal frame's rbp .. rip (sigcontext) */
 	__u8 tbuf[TB_TSTATE_BUF + 8];
 	__u8 gbuf[64];
 	__u8 fbuf[TB_FRAME_BUF + 8];
@@ -361,6 +395,14 @@ static __always_inline struct tb_frame *frame_slot(struct scratch *s, __u32 i)
 						    2 * (i & (TB_MAX_FRAMES - 1))];
 }
 
+/* --native: the innermost frame recorded so far is the one an evaluator
+ * call was made for (its shim comes next in the chain). */
+static __always_inline void mark_entry(struct scratch *s)
+{
+	if (native_depth && s->depth > 0)
+		frame_slot(s, s->depth - 1)->flags |= TB_FF_ENTRY;
+}
+
 /* Visit one frame, record it unless it is a shim. Non-zero: stop. */
 static __always_inline long visit_frame(struct scratch *s)
 {
@@ -382,8 +424,11 @@ static __always_inline long visit_frame(struct scratch *s)
 	if (off->frame_owner != TB_NO_OFFSET) {
 		__u8 owner = buf_u8(s->fbuf, off->frame_owner);
 
-		if (owner >= off->owner_skip_min || owner == off->owner_cstack)
+		if (owner >= off->owner_skip_min || owner == off->owner_cstack) {
+			if (owner == off->owner_entry)
+				mark_entry(s);
 			return 0; /* C-boundary shim frame */
+		}
 	}
 	if (s->depth >= max_depth || s->depth >= TB_MAX_FRAMES) {
 		s->flags |= TB_F_TRUNCATED;
@@ -437,6 +482,11 @@ static __always_inline long visit_frame(struct scratch *s)
 	} else {
 		fflags |= TB_FF_NO_OPCODE;
 	}
+
+	/* 3.11: the frame an evaluator call was made for */
+	if (native_depth && off->frame_is_entry < off->frame_read_size &&
+	    buf_u8(s->fbuf, off->frame_is_entry))
+		fflags |= TB_FF_ENTRY;
 
 	out = frame_slot(s, s->depth);
 	out->code = code;
@@ -534,6 +584,261 @@ static __always_inline void kernel_stack(void *ctx, struct scratch *s)
 	s->lead = (__u32)n;
 }
 
+/* ---- native user frames (--native): docs/native-unwinding.md ----
+ * The walk of user/proc/unwind_ref.c, step for step: one bpf_loop callback
+ * per frame finds the pc's mapping (umaps), its file's row (urows), applies
+ * the CFA rule and reads the return address (and the caller's rbp) in one
+ * read; files without a table are left by frame pointer.  Every stop has a
+ * reason (TB_NS_*).  Words are written at words[at + i]. */
+
+/* The user registers a walk starts from. */
+struct uregs {
+	__u64 ip, sp, bp;
+	__u32 is_ra;       /* ip follows a syscall: look up ip - 1 */
+	__u32 ok;
+};
+
+#define USER_CS_64 0x33
+/* rt_sigframe at the trampoline's sp: sigcontext rbp at +120 .. rip at +168 */
+#define SIGFRAME_RBP 120
+/* a return address below this ends the walk (the thread's first frame) */
+#define MIN_RA 0x1000
+/* search steps: ranges (TB_MAX_RANGES = 2^9), rows (2^24 rows per file) */
+#define RANGE_STEPS 10
+#define ROW_STEPS 25
+#define NATIVE_MASK (TB_MAX_NATIVE - 1)
+
+/* The interrupted user registers: the perf event's when it hit user mode,
+ * else those saved at the task's last kernel entry (a syscall, a fault, an
+ * interrupt: then ip follows a syscall when orig_ax says one was made). */
+static __always_inline void user_regs(struct pt_regs *ctx_regs, struct uregs *r)
+{
+	struct pt_regs *pt;
+	__u64 cs;
+
+	r->ok = 0;
+	if (!native_depth)
+		return;
+	/* the perf event's context is read in whole words (the verifier's rule) */
+	cs = ctx_regs ? *(volatile __u64 *)&ctx_regs->cs : 0;
+	if ((cs & 3) == 3) {
+		r->ip = *(volatile __u64 *)&ctx_regs->ip;
+		r->sp = *(volatile __u64 *)&ctx_regs->sp;
+		r->bp = *(volatile __u64 *)&ctx_regs->bp;
+		r->is_ra = 0;
+		r->ok = cs == USER_CS_64;
+		return;
+	}
+	pt = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	cs = BPF_CORE_READ(pt, cs);
+	r->ip = BPF_CORE_READ(pt, ip);
+	r->sp = BPF_CORE_READ(pt, sp);
+	r->bp = BPF_CORE_READ(pt, bp);
+	r->is_ra = (long)BPF_CORE_READ(pt, orig_ax) != -1;
+	r->ok = cs == USER_CS_64; /* not a kernel thread, not a 32-bit task */
+}
+
+struct native_ctx {
+	struct scratch *s;
+	struct tb_umaps *m;
+};
+
+static __always_inline long native_stop(struct scratch *s, __u32 why)
+{
+	s->nstop = why;
+	return 1;
+}
+
+static __always_inline void native_push(struct scratch *s, __u64 word)
+{
+	s->sample.words[(s->nat & NATIVE_MASK) + (s->nn & NATIVE_MASK)] = word;
+	s->nn++;
+}
+
+/* The mapping holding pc (m->r sorted, not overlapping), or NULL. */
+static __always_inline struct tb_urange *find_range(struct tb_umaps *m, __u64 pc)
+{
+	__u32 lo = 0, hi = m->n < TB_MAX_RANGES ? m->n : TB_MAX_RANGES;
+
+	for (int k = 0; k < RANGE_STEPS && lo < hi; k++) {
+		__u32 mid = (lo + hi) / 2;
+		struct tb_urange *r = &m->r[mid & (TB_MAX_RANGES - 1)];
+
+		if (pc < r->start)
+			hi = mid;
+		else if (pc >= r->end)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
+/* The row in effect at rel (relative to the file's base): the last with
+ * pc <= rel among urows[first .. first + nrows), or NULL. */
+static __always_inline struct tb_urow *find_row(struct tb_ufile *f, __u64 rel)
+{
+	__u32 lo = f->first, hi = f->first + f->nrows, idx;
+
+	if (rel >> 32 || hi < lo)
+		return NULL;
+	for (int k = 0; k < ROW_STEPS && lo < hi; k++) {
+		__u32 mid = lo + (hi - lo) / 2;
+		struct tb_urow *row = bpf_map_lookup_elem(&urows, &mid);
+
+		if (!row)
+			return NULL;
+		if (row->pc <= (__u32)rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == f->first)
+		return NULL;
+	idx = lo - 1;
+	return bpf_map_lookup_elem(&urows, &idx);
+}
+
+static __always_inline __u64 eval_flag(struct tb_ufile *f, __u64 key)
+{
+	for (__u32 k = 0; k < TB_MAX_EVAL; k++)
+		if (k < f->neval && key >= f->eval_lo[k] && key < f->eval_hi[k])
+			return TB_NF_EVAL;
+	return 0;
+}
+
+/* Leave the frame for its caller: the return address at cfa - 8, the
+ * caller's rbp at cfa + 8 * rbp8 (0: unchanged; -2, the common push rbp
+ * first, read with it in one 16-byte read). */
+static __always_inline long native_leave(struct scratch *s, __u64 cfa, int rbp8)
+{
+	__u64 pair[2], ra;
+
+	if (cfa <= s->nsp)
+		return native_stop(s, TB_NS_NOT_INCREASING);
+	if (rbp8 == -2) {
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+			return native_stop(s, TB_NS_READ);
+		s->nbp = pair[0];
+		ra = pair[1];
+	} else {
+		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+			return native_stop(s, TB_NS_READ);
+		if (rbp8 && bpf_probe_read_user(&s->nbp, sizeof(s->nbp),
+						(void *)(cfa + (__u64)(__s64)(8 * rbp8))))
+			return native_stop(s, TB_NS_READ);
+	}
+	s->nsp = cfa;
+	s->npc = ra;
+	s->nra = 1;
+	return ra < MIN_RA ? native_stop(s, TB_NS_DONE) : 0;
+}
+
+/* bpf_loop callback: record one native frame and step to its caller. */
+static long native_step(__u32 i, struct native_ctx *c)
+{
+	struct scratch *s = c->s;
+	struct tb_urange *r;
+	struct tb_ufile *f = NULL;
+	struct tb_urow *row;
+	__u64 key, word, cfa;
+	__u32 slot;
+
+	if (s->nn >= native_depth || s->nn >= TB_MAX_NATIVE)
+		return native_stop(s, TB_NS_DEPTH);
+	r = find_range(c->m, s->npc);
+	if (!r)
+		return native_stop(s, TB_NS_UNKNOWN_MAP);
+	if (r->flags & TB_UR_PENDING)
+		return native_stop(s, TB_NS_NO_TABLE);
+	key = s->npc - r->bias - s->nra;       /* ELF vaddr; pc - 1 for return addresses */
+	word = (s->npc & TB_NF_PC_MASK) | (s->nra ? TB_NF_RA : 0);
+	slot = r->slot;
+	if (slot)
+		f = bpf_map_lookup_elem(&ufiles, &slot);
+	if (f)
+		word |= eval_flag(f, key);
+	if (!f || !f->nrows || (f->flags & TB_UF_FP_ONLY)) {
+		native_push(s, word | TB_NF_FP);
+		if (!s->nbp)                   /* the outermost frame cleared rbp (_start) */
+			return native_stop(s, TB_NS_DONE);
+		return native_leave(s, s->nbp + 16, -2);
+	}
+	native_push(s, word);
+	row = key >= f->base ? find_row(f, key - f->base) : NULL;
+	if (!row)
+		return native_stop(s, TB_NS_INVALID);
+	switch (row->kind) {
+	case TB_UK_RSP:
+		cfa = s->nsp + 8ull * row->cfa8;
+		break;
+	case TB_UK_RBP:
+		cfa = s->nbp + 8ull * row->cfa8;
+		break;
+	case TB_UK_PLT:
+		cfa = s->nsp + 8 + ((s->npc & 15) >= row->cfa8 ? 8 : 0);
+		break;
+	case TB_UK_SIGNAL:
+		/* the interrupted registers: rbp .. rsp, rip of the sigcontext */
+		if (bpf_probe_read_user(s->sigbuf, sizeof(s->sigbuf), (void *)(s->nsp + SIGFRAME_RBP)))
+			return native_stop(s, TB_NS_READ);
+		s->nbp = s->sigbuf[0];
+		s->nsp = s->sigbuf[5];
+		s->npc = s->sigbuf[6];
+		s->nra = 0;                    /* resumes at the exact pc; sp may jump */
+		return 0;
+	case TB_UK_STOP:
+		return native_stop(s, TB_NS_DONE);
+	default:
+		return native_stop(s, TB_NS_INVALID);
+	}
+	return native_leave(s, cfa, row->rbp8);
+}
+
+/* Walk the current task's native user stack from r into words[at ..]
+ * (at: the kernel words before them); the header gets the count and the
+ * reason the walk ended. */
+static __always_inline void native_walk(struct scratch *s, const struct uregs *r, __u32 at)
+{
+	struct native_ctx c = { s, NULL };
+	__u32 pid = s->sample.hdr.pid;
+
+	s->nn = 0;
+	s->nat = at;
+	s->nstop = TB_NS_NO_REGS;
+	if (r->ok && r->ip && r->sp) {
+		c.m = bpf_map_lookup_elem(&umaps, &pid);
+		s->npc = r->ip;
+		s->nsp = r->sp;
+		s->nbp = r->bp;
+		s->nra = r->is_ra;
+		s->nstop = TB_NS_NONE;  /* its tables are not loaded yet */
+		if (c.m) {
+			s->nstop = TB_NS_DEPTH; /* unless a step says otherwise */
+			bpf_loop(native_depth + 1, native_step, &c, 0);
+		}
+	}
+	s->sample.hdr.nnative = s->nn;
+	s->sample.hdr.native_stop = s->nstop;
+}
+
+/* --native: the native user stack of this sample into the words after the
+ * kernel PCs, from the perf event's registers (ctx of tb_sample) or, at a
+ * switch-out (TB_F_OFF_CPU: ctx of tb_switch), the task's saved ones.  Its
+ * own function: the Python walk follows it. */
+static __always_inline void native_stack(void *ctx, struct scratch *s, __u32 flags)
+{
+	struct uregs ur;
+
+	if (!native_depth)
+		return;
+	/* flags is a constant of each program: tb_switch never reads a perf context */
+	user_regs(flags & TB_F_OFF_CPU ? NULL : (struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs,
+		  &ur);
+	native_walk(s, &ur, s->sample.hdr.nkernel);
+	s->lead = s->sample.hdr.nkernel + s->sample.hdr.nnative;
+}
+
 /* Walk the current task's Python stack into a record and submit it. */
 static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
 					   __u32 flags, __u64 value)
@@ -553,6 +858,7 @@ static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u3
 	s->lead = 0;
 	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
 	kernel_stack(ctx, s);
+	native_stack(ctx, s, flags);
 	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
 	if (!value)
 		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
@@ -653,8 +959,13 @@ int BPF_PROG(tb_fork, struct task_struct *parent, struct task_struct *child)
 	proc = bpf_map_lookup_elem(&procs, &ppid);
 	if (proc) {
 		struct tb_proc copy = *proc;
+		struct tb_umaps *m;
 
 		bpf_map_update_elem(&procs, &cpid, &copy, BPF_ANY);
+		/* the child maps what its parent maps (the agent takes its refs
+		 * at the fork record) */
+		if (native_depth && (m = bpf_map_lookup_elem(&umaps, &ppid)))
+			bpf_map_update_elem(&umaps, &cpid, m, BPF_ANY);
 		emit_event(cpid, cpid, TB_REC_FORK, ppid);
 	}
 	return 0;
@@ -665,8 +976,10 @@ int BPF_PROG(tb_exec, struct task_struct *p)
 {
 	__u32 pid = p->tgid;
 
-	/* the old image's layout is void */
+	/* the old image's layout and mappings are void */
 	bpf_map_delete_elem(&procs, &pid);
+	if (native_depth)
+		bpf_map_delete_elem(&umaps, &pid);
 	if (!in_scope())
 		return 0;
 	if (follow_mode == TB_FOLLOW_ALL ||
@@ -692,6 +1005,8 @@ int BPF_PROG(tb_exit, struct task_struct *p)
 	bpf_map_delete_elem(&off_cpu_since, &tid);
 	if (last) {
 		bpf_map_delete_elem(&procs, &pid);
+		if (native_depth)
+			bpf_map_delete_elem(&umaps, &pid);
 		emit_event(pid, tid, TB_REC_EXIT, 0);
 	}
 	return 0;

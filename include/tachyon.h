@@ -138,7 +138,11 @@ struct tb_py_offsets {
 	__u8 frame_read_size;          /* bytes of a frame read in one go (<= TB_FRAME_BUF) */
 	__u8 code_read_size;           /* bytes of a code object header read in one go */
 	__u8 tstate_read_size;         /* bytes of a thread state read in one go */
-	__u8 pad[3];
+	/* evaluator boundaries, read only with --native (TB_FF_ENTRY) */
+	__u8 owner_entry;              /* 3.12+: owner of the shim an evaluator call pushes
+					* under its first frame (3), 0xff: none */
+	__u8 frame_is_entry;           /* 3.11: offset of the is_entry byte, 0xff: none */
+	__u8 pad;
 	/* thread status (GIL, GC, exception) */
 	__u16 tstate_interp;           /* PyThreadState -> interp */
 	__u16 tstate_exc_info;         /* PyThreadState -> exc_info (_PyErr_StackItem*) */
@@ -216,6 +220,55 @@ struct tb_urow {
 	__u8 kind;         /* TB_UK_* */
 	__s8 rbp8;         /* caller's rbp saved at CFA + 8*rbp8; 0: rbp unchanged */
 };                         /* 8 bytes; the return address is always at CFA-8 */
+
+/* Why the native walk of a record ended (tb_sample_hdr.native_stop); the
+ * reasons of the reference unwinder (user/proc/unwind_ref.h), one up. */
+enum tb_native_stop {
+	TB_NS_NONE = 0,       /* not walked (--native off) */
+	TB_NS_DONE,           /* outermost frame (STOP row, return address or rbp 0) */
+	TB_NS_DEPTH,          /* --native-depth frames recorded, more were there */
+	TB_NS_UNKNOWN_MAP,    /* a pc in no known executable mapping (the agent rereads the maps) */
+	TB_NS_NO_TABLE,       /* the file has no table and frame pointers are off */
+	TB_NS_INVALID,        /* no usable rule at the pc */
+	TB_NS_READ,           /* stack memory unreadable */
+	TB_NS_NOT_INCREASING, /* the CFA is not above the stack pointer: a loop or garbage */
+	TB_NS_NO_REGS,        /* no user registers (kernel thread, 32-bit task) */
+	TB_NS_MAX,
+};
+
+/* The native unwinding maps (the agent fills them: user/capture/unwind.c).
+ * urows: every loaded file's rows, one BPF_F_MMAPABLE array sized by
+ * --native-table-mb; ufiles[slot]: where a file's rows are and its evaluator
+ * ranges (slot 0: none); umaps[tgid]: a process's executable mappings,
+ * sorted by start, each with its file's slot (0: no table, frame pointers)
+ * and bias (process address - ELF vaddr). */
+#define TB_MAX_UFILES 4096
+#define TB_MAX_RANGES 512  /* executable mappings per process (power of two) */
+#define TB_MAX_EVAL 4      /* evaluator ranges per file */
+#define TB_UF_FP_ONLY (1u << 0) /* unwound by frame pointers: no rows */
+#define TB_UR_PENDING (1u << 0) /* the range's table is being built: the walk stops (NO_TABLE) */
+
+struct tb_ufile {
+	__u64 base;                    /* ELF vaddr rows' pcs are relative to */
+	__u32 first, nrows;            /* urows[first .. first + nrows), sorted by pc */
+	__u32 flags;                   /* TB_UF_* */
+	__u32 neval;                   /* evaluator ranges (<= TB_MAX_EVAL) */
+	__u64 eval_lo[TB_MAX_EVAL];    /* ELF vaddrs [lo, hi): native frames in them are */
+	__u64 eval_hi[TB_MAX_EVAL];    /* tagged TB_NF_EVAL */
+};
+
+struct tb_urange {
+	__u64 start, end;              /* [start, end) in the process */
+	__s64 bias;                    /* process address - ELF vaddr */
+	__u32 slot;                    /* ufiles index, 0: no table (frame pointers) */
+	__u32 flags;                   /* TB_UR_* */
+};
+
+struct tb_umaps {
+	__u32 n;                       /* ranges used, <= TB_MAX_RANGES */
+	__u32 gen;                     /* bumped by the agent at each rewrite */
+	struct tb_urange r[TB_MAX_RANGES];
+};
 
 /* Indexes of the counters array map. What the records themselves say (no
  * thread state, truncated, read errors) is counted from their flags by the

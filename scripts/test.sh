@@ -106,9 +106,10 @@ suite opcodes-vs-dis "${with_ft[@]}" bash tests/opcodes/check.sh
 # integration: real BPF, real Python processes
 counted integration "${with_ft[@]}" /usr/bin/python3 tests/integration/run.py
 counted exports /usr/bin/python3 tests/integration/exports.py
-# native unwinding from .eh_frame (not yet wired into sampling): tables vs readelf, the
-# user-space reference unwinder vs libdwfl on every interpreter (tests/unwind/run.py)
+# native unwinding from .eh_frame: tables vs readelf, the user-space reference unwinder vs
+# libdwfl on every interpreter (tests/unwind/run.py); then --native for real (tests/native/run.py)
 counted unwind-reference python3 tests/unwind/run.py
+counted native "${with_ft[@]}" python3 tests/native/run.py
 counted python-thread-names "${with_ft[@]}" bash tests/pythreads/check.sh
 counted top bash tests/top/run.sh
 if [ -n "$ft_python" ]; then

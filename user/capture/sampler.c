@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "capture/clock.h"
 #include "capture/sampler.h"
+#include "capture/unwind.h"
 #include "capture/watch.h"
 #include "tachyon.skel.h"
 
@@ -26,6 +29,7 @@ struct tb_sampler {
 	struct tb_profile *prof;
 	struct tb_watch *watch;
 	int note_no_gil;
+	struct tb_unwind *unwind;      /* --native */
 };
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -33,6 +37,27 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_WARN && getenv("TB_DEBUG_BPF"))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
+}
+
+/* --native: the registry follows the lifecycle of processes, and rereads
+ * the maps of one whose walk met an unknown pc (a library loaded since). */
+static void unwind_record(struct tb_sampler *s, const struct tb_sample_hdr *h)
+{
+	if (!s->unwind)
+		return;
+	switch (h->type) {
+	case TB_REC_FORK:
+		tb_unwind_fork(s->unwind, (pid_t)h->value, (pid_t)h->pid, tb_mono_ns());
+		break;
+	case TB_REC_EXEC:
+	case TB_REC_EXIT:
+		tb_unwind_forget(s->unwind, (pid_t)h->pid, tb_mono_ns());
+		break;
+	case TB_REC_SAMPLE:
+		if (h->native_stop == TB_NS_UNKNOWN_MAP)
+			tb_unwind_unknown_pc(s->unwind, (pid_t)h->pid, tb_mono_ns());
+		break;
+	}
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -47,7 +72,54 @@ static int on_record(void *ctx, void *data, size_t size)
 	} else {
 		tb_profile_add_record(s->prof, data, size); /* checks size and depth */
 	}
+	if (size >= sizeof(*h))
+		unwind_record(s, h);
 	return 0;
+}
+
+/* The registry's view of the maps (capture/unwind.h). */
+static int set_file(void *ctx, uint32_t slot, const struct tb_ufile *f)
+{
+	struct tb_sampler *s = ctx;
+
+	return bpf_map__update_elem(s->skel->maps.ufiles, &slot, sizeof(slot), f, sizeof(*f), BPF_ANY);
+}
+
+static int set_ranges(void *ctx, uint32_t pid, const struct tb_umaps *m)
+{
+	struct tb_sampler *s = ctx;
+
+	if (!m)
+		return bpf_map__delete_elem(s->skel->maps.umaps, &pid, sizeof(pid), 0);
+	return bpf_map__update_elem(s->skel->maps.umaps, &pid, sizeof(pid), m, sizeof(*m), BPF_ANY);
+}
+
+/* A table's rows into urows through a mapping of just their pages (the
+ * array is never mapped whole: its 32 MiB would count as the agent's). */
+static int set_rows(void *ctx, uint32_t first, const struct tb_urow *rows, uint32_t n)
+{
+	struct tb_sampler *s = ctx;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), at = (size_t)first * sizeof(*rows);
+	size_t off = at & ~(page - 1), len = at - off + (size_t)n * sizeof(*rows);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(s->skel->maps.urows),
+		       (off_t)off);
+
+	if (m == MAP_FAILED)
+		return -1;
+	memcpy((char *)m + (at - off), rows, (size_t)n * sizeof(*rows));
+	munmap(m, len);
+	return 0;
+}
+
+/* Start the registry (after load). */
+static void open_unwind(struct tb_sampler *s, const struct tb_sampler_opts *o)
+{
+	struct tb_unwind_maps maps = { s, 0, TB_MAX_UFILES, set_rows, set_file, set_ranges };
+	struct tb_unwind_opts uo = { TB_UNWIND_GRACE_NS, TB_UNWIND_REFRESH_NS, TB_UNWIND_WAIT_NS, 1, o->quiet };
+
+	maps.max_rows = bpf_map__max_entries(s->skel->maps.urows);
+	s->unwind = tb_unwind_new(&maps, &uo);
+	s->prof->ncodes.resolver = tb_unwind_resolver(s->unwind);
 }
 
 static int open_perf_event(int cpu, unsigned hz)
@@ -96,6 +168,14 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->skel->rodata->wall_mode = o->wall ? 1 : 0;
 	s->skel->rodata->cgroup_filter = o->cgroup ? 1 : 0;
 	s->skel->rodata->kernel_stacks = o->kernel ? 1 : 0;
+	s->skel->rodata->native_depth = o->floor ? 0 : o->native_depth;
+	if (s->skel->rodata->native_depth) {
+		bpf_map__set_max_entries(s->skel->maps.urows,
+					 (__u32)(((uint64_t)o->native_table_mb << 20) / sizeof(struct tb_urow)));
+	} else { /* nothing to unwind: the smallest maps */
+		bpf_map__set_max_entries(s->skel->maps.ufiles, 1);
+		bpf_map__set_max_entries(s->skel->maps.umaps, 1);
+	}
 	bpf_program__set_autoload(s->skel->progs.tb_switch, o->wall && !o->floor);
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
 	bpf_program__set_autoload(o->floor ? s->skel->progs.tb_sample : s->skel->progs.tb_floor, false);
@@ -107,6 +187,8 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 			 e == EPERM || e == EACCES ? "" : " (set TB_DEBUG_BPF=1 for the verifier log)");
 		goto fail;
 	}
+	if (s->skel->rodata->native_depth)
+		open_unwind(s, o);
 	if (o->cgroup) {
 		int fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		__u32 key = 0;
@@ -177,6 +259,9 @@ int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t)
 		fprintf(stderr, "tachyon-bpf: --mode gil: pid %d (%s) has no GIL: its threads run Python in parallel, "
 			"so all its on-CPU samples are kept\n", (int)t->pid,
 			tb_layout_version_str(&t->layout, version, sizeof(version)));
+	/* its native frames are walked once its tables are loaded */
+	if (s->unwind)
+		tb_unwind_add_process(s->unwind, t->pid, tb_mono_ns());
 	return 0;
 }
 
@@ -192,6 +277,10 @@ void tb_sampler_remove(struct tb_sampler *s, pid_t pid)
 	__u32 key = (__u32)pid;
 
 	bpf_map__delete_elem(s->skel->maps.procs, &key, sizeof(key), 0);
+	if (s->unwind) {
+		bpf_map__delete_elem(s->skel->maps.umaps, &key, sizeof(key), 0);
+		tb_unwind_forget(s->unwind, pid, tb_mono_ns());
+	}
 }
 
 int tb_sampler_poll(struct tb_sampler *s, int timeout_ms)
@@ -204,6 +293,8 @@ int tb_sampler_poll(struct tb_sampler *s, int timeout_ms)
 
 		n = m > 0 ? n + m : n;
 	}
+	if (s->unwind)
+		tb_unwind_poll(s->unwind, tb_mono_ns());
 	return n;
 }
 
@@ -221,6 +312,11 @@ uint64_t tb_sampler_counter(struct tb_sampler *s, int idx)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+struct tb_unwind *tb_sampler_unwind(struct tb_sampler *s)
+{
+	return s->unwind;
 }
 
 int tb_sampler_prog_id(struct tb_sampler *s)
@@ -243,6 +339,10 @@ void tb_sampler_close(struct tb_sampler *s)
 		return;
 	if (s->rb)
 		ring_buffer__free(s->rb);
+	if (s->unwind) {
+		s->prof->ncodes.resolver = NULL;
+		tb_unwind_free(s->unwind);
+	}
 	for (int i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (int i = 0; s->pfds && i < s->ncpus; i++)

@@ -21,6 +21,9 @@ struct tb_sampler_opts {
 	int note_no_gil;      /* --mode gil: say of each free-threaded target that it has no GIL */
 	int kernel;           /* --kernel: kernel stacks in the records */
 	const char *cgroup;   /* only tasks below this cgroup v2 directory, or NULL */
+	unsigned native_depth; /* --native: native frames per sample, 0 off */
+	unsigned native_table_mb; /* the unwind rows array (urows), MiB */
+	int quiet;            /* no notes on stderr */
 };
 
 /* Load and verify the BPF program and attach it on every online CPU.
@@ -40,6 +43,8 @@ void tb_sampler_remove(struct tb_sampler *s, pid_t pid);
 int tb_sampler_poll(struct tb_sampler *s, int timeout_ms);
 /* Sum a BPF counter (enum tb_counter) over CPUs. */
 uint64_t tb_sampler_counter(struct tb_sampler *s, int idx);
+/* --native: the unwind-table registry (NULL when off). */
+struct tb_unwind *tb_sampler_unwind(struct tb_sampler *s);
 /* The loaded program's id, for bpftool / bpf_stats. */
 int tb_sampler_prog_id(struct tb_sampler *s);
 void tb_sampler_close(struct tb_sampler *s);

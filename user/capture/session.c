@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,10 @@
 #include "lib/term.h"
 #include "proc/cgroup.h"
 #include "proc/launch.h"
+#include "proc/unwind_ref.h"
 #include "capture/clock.h"
 #include "capture/targets.h"
+#include "capture/unwind.h"
 #include "capture/session.h"
 
 /* young processes import modules whose code objects are freed right after
@@ -28,8 +31,11 @@
 
 enum {
 	O_SUBPROC = 256, O_CGROUP, O_CONTAINER, O_DEPTH, O_OPCODES, O_NOOP, O_MODE, O_NOGC, O_RB,
-	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL,
+	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL, O_NATIVE, O_NATIVE_DEPTH, O_NATIVE_MB, O_NATIVE_ALL,
 };
+
+#define NATIVE_DEPTH_DEFAULT 128
+#define NATIVE_TABLE_MB_DEFAULT 32
 
 #define BOTH (TB_FOR_RECORD | TB_FOR_TOP)
 
@@ -75,6 +81,17 @@ static const struct optdef {
 	  "also the kernel frames of each sample (system calls,\n"
 	  "page faults; off-CPU: where it blocked), named from\n"
 	  "/proc/kallsyms, below the Python frame that made the call" },
+	{ "native", no_argument, O_NATIVE, BOTH, TB_SECT_SAMPLING, "    --native",
+	  "also native (C) frames, unwound in the kernel and\n"
+	  "merged with the Python frames they ran" },
+	{ "native-depth", required_argument, O_NATIVE_DEPTH, BOTH, TB_SECT_SAMPLING, "    --native-depth N",
+	  "native frames recorded per sample (default 128,\n"
+	  "max 256; implies --native)" },
+	{ "native-table-mb", required_argument, O_NATIVE_MB, BOTH, TB_SECT_SAMPLING, "    --native-table-mb N",
+	  "memory for the unwind tables in MiB (default 32)" },
+	{ "native-all", no_argument, O_NATIVE_ALL, BOTH, TB_SECT_SAMPLING, "    --native-all",
+	  "keep the interpreter's call plumbing between Python\n"
+	  "frames (PyObject_Vectorcall ...; implies --native)" },
 	{ "ringbuf-mb", required_argument, O_RB, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --ringbuf-mb N",
 	  "ring buffer size in MiB (default 4)" },
 	{ "cpu", required_argument, O_CPU, TB_FOR_RECORD, TB_SECT_BENCH, "    --cpu N",
@@ -87,7 +104,7 @@ static const struct optdef {
 
 #define NOPTDEFS (sizeof(optdefs) / sizeof(optdefs[0]))
 
-_Static_assert(O_KERNEL < TB_SESSION_OPT_END, "session option keys overlap the commands'");
+_Static_assert(O_NATIVE_ALL < TB_SESSION_OPT_END, "session option keys overlap the commands'");
 
 void tb_session_opts_init(struct tb_session_opts *o)
 {
@@ -97,6 +114,7 @@ void tb_session_opts_init(struct tb_session_opts *o)
 	o->ringbuf_mb = 4;
 	o->mode = TB_MODE_CPU;
 	o->cpu = -1;
+	o->native_table_mb = NATIVE_TABLE_MB_DEFAULT;
 }
 
 void tb_session_longopts(unsigned command, const struct option *own, size_t nown,
@@ -212,6 +230,23 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 	case O_FLOOR:
 		o->floor = 1;
 		break;
+	case O_NATIVE:
+		if (!o->native_depth)
+			o->native_depth = NATIVE_DEPTH_DEFAULT;
+		break;
+	case O_NATIVE_DEPTH:
+		if (tb_parse_uint(arg, 1, TB_MAX_NATIVE, &o->native_depth))
+			return bad(err, errlen, "--native-depth takes a depth from 1 to 256");
+		break;
+	case O_NATIVE_MB:
+		if (tb_parse_uint(arg, 1, 1024, &o->native_table_mb))
+			return bad(err, errlen, "--native-table-mb takes a size from 1 to 1024 MiB");
+		break;
+	case O_NATIVE_ALL:
+		o->native_all = 1;
+		if (!o->native_depth)
+			o->native_depth = NATIVE_DEPTH_DEFAULT;
+		break;
 	case O_BENCHWALK:
 		if (tb_parse_uint(arg, 0, 1, &o->bench_walk))
 			return bad(err, errlen, "--bench-walk takes 0 or 1");
@@ -303,6 +338,8 @@ void tb_session_init(struct tb_session *s, const struct tb_session_opts *o)
 	s->prof.mode = o->mode;
 	s->prof.no_gc = o->no_gc;
 	s->prof.kernel = o->kernel;
+	s->prof.native = o->native_depth > 0;
+	s->prof.ncodes.show_all = o->native_all;
 }
 
 /* kernel.kptr_restrict, or -1 if it cannot be read. */
@@ -398,6 +435,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		.note_no_gil = o->mode == TB_MODE_GIL && !o->quiet,
 		.kernel = o->kernel,
 		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
+		.native_depth = o->native_depth, .native_table_mb = o->native_table_mb, .quiet = o->quiet,
 	};
 
 	if (geteuid() != 0)
@@ -474,11 +512,44 @@ void tb_session_settle(struct tb_session *s)
 	s->prof.lost = tb_session_counter(s, TB_C_LOST) - s->prof.lost_base;
 }
 
+static double pct(uint64_t n, uint64_t of)
+{
+	return of ? 100.0 * (double)n / (double)of : 0.0;
+}
+
+/* How the native walks of the capture ended and merged, and the tables. */
+static void native_note(struct tb_session *s)
+{
+	const struct tb_native_stats *n = &s->prof.ncodes.stats;
+	struct tb_unwind *u = s->sampler ? tb_sampler_unwind(s->sampler) : NULL;
+	uint64_t walked = n->samples - n->verdicts[TB_MV_PYTHON_ONLY];
+	struct tb_unwind_stats us;
+
+	if (!u)
+		return;
+	tb_unwind_stats(u, &us);
+	fprintf(stderr, "tachyon-bpf: native: %" PRIu64 " samples walked (%" PRIu64 " before their tables"
+		" were loaded), %.1f native frames each: merged %.1f%%, tolerated %.1f%%, truncated %.1f%%, unmerged %.2f%% (goal < 1%%),"
+		" native only %.1f%%; walks ended:", walked, n->verdicts[TB_MV_PYTHON_ONLY],
+		walked ? (double)n->words / (double)walked : 0.0, pct(n->verdicts[TB_MV_MERGED], walked), pct(n->verdicts[TB_MV_TOLERATED], walked),
+		pct(n->verdicts[TB_MV_TRUNCATED], walked), pct(n->verdicts[TB_MV_UNMERGED], walked),
+		pct(n->verdicts[TB_MV_NATIVE_ONLY], walked));
+	for (uint32_t r = TB_NS_DONE; r < TB_NS_MAX; r++)
+		if (n->stops[r])
+			fprintf(stderr, " %s %.1f%%", tb_uw_stop_names[r - 1], pct(n->stops[r], walked));
+	fprintf(stderr, "; tables: %" PRIu64 " files, %" PRIu64 " with rows (%.1f MiB), %" PRIu64
+		" by frame pointer, %" PRIu64 " built (CPU %.2f s), %" PRIu64 " evicted; mappings left out: %"
+		PRIu64 "\n", us.files, us.tables, (double)us.rows_used * sizeof(struct tb_urow) / (1 << 20),
+		us.fp_only, us.builds, (double)us.build_cpu_ns / 1e9, us.evictions, us.ranges_dropped);
+}
+
 void tb_session_finish(struct tb_session *s)
 {
 	tb_sampler_poll(s->sampler, 0); /* what is already in the ring */
 	tb_watch_poll(&s->watch);
 	tb_session_settle(s);
+	if (!s->o->quiet)
+		native_note(s);
 }
 
 void tb_session_close(struct tb_session *s)

@@ -32,6 +32,10 @@ struct tb_session_opts {
 	char **cmd;           /* command to launch, NULL: none */
 	int detach_stdio;     /* the command's stdin/out/err on /dev/null (top) */
 	int quiet;            /* no notes on stderr */
+	/* native frames */
+	unsigned native_depth;  /* --native / --native-depth: frames per sample, 0 off */
+	unsigned native_table_mb; /* --native-table-mb: the unwind rows array */
+	int native_all;       /* --native-all: keep the interpreter's call plumbing */
 	/* benchmarks */
 	int cpu;              /* -1 every CPU, else only this one */
 	int floor;            /* the empty program instead of the walk */
@@ -98,7 +102,9 @@ void tb_session_step(struct tb_session *s, int wait_ms);
 /* Settle the profile as it is now: off-CPU stacks weighted up to now,
  * late thread names read, lost records counted since prof.lost_base. */
 void tb_session_settle(struct tb_session *s);
-/* The end of sampling: what is left in the ring, then tb_session_settle. */
+/* The end of sampling: what is left in the ring, then tb_session_settle
+ * (and, with --native and not quiet, one line on stderr: how the native
+ * walks ended and merged, and the tables' size). */
 void tb_session_finish(struct tb_session *s);
 /* Close the sampler and the watch; stop (SIGTERM) and reap the command.
  * The profile stays until tb_session_free. */

@@ -232,6 +232,8 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 	if (p->kernel)
 		tb_profile_set_ksyms(&fresh, p->kstack.ksyms, p->kstack.kptr_restrict);
 	fresh.sources = p->sources;
+	fresh.ncodes.resolver = p->ncodes.resolver;
+	fresh.ncodes.show_all = p->ncodes.show_all;
 	fresh.lost_base = p->lost_base + p->lost;
 	fresh.start_unix = (int64_t)time(NULL);
 	for (uint32_t i = 0; i < p->nprocs; i++) {

@@ -418,6 +418,8 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	b->frame_kind = TB_FRAME_INTERP;
 	b->owner_skip_min = def.bpf.owner_skip_min;
 	b->owner_cstack = def.bpf.owner_cstack;
+	b->owner_entry = def.bpf.owner_entry;
+	b->frame_is_entry = def.bpf.frame_is_entry;
 	b->code_tag_mask = fts ? fts->code_tag_mask : def.bpf.code_tag_mask;
 
 	l.code_filename = rd_off(&r, p->code_filename, "code_object.filename", 8, code_size, 8);

@@ -31,6 +31,7 @@ void tb_profile_free(struct tb_profile *p)
 {
 	tb_kstack_free(&p->kstack);
 	tb_timeline_free(&p->tl);
+	tb_native_codes_free(&p->ncodes);
 	tb_sym_free(&p->sym);
 	tb_strtab_free(&p->strs);
 	tb_strtab_free(&p->pstrs);
@@ -521,35 +522,6 @@ static uint16_t kernel_part(struct tb_profile *p, const struct tb_sample_hdr *h,
 	return n;
 }
 
-static uint32_t code_index(struct tb_profile *p, const struct tb_plive *l, const struct tb_pinfo *parent,
-			   uint64_t addr, uint16_t code_id);
-
-/* The Python frames of a sample of process pi into out (innermost first),
- * each code object read on first sight. */
-static void python_part(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
-			const struct tb_frame *frames, uint16_t depth, struct tb_sframe *out)
-{
-	const struct tb_target *t = &pi->live->target;
-
-	for (uint16_t i = 0; i < depth; i++) {
-		struct tb_sframe *g = &out[i];
-		uint32_t known = p->sym.n;
-
-		g->code = code_index(p, pi->live, parent, frames[i].code, frames[i].code_id);
-		if (p->sources && p->sym.n > known && p->sym.codes[g->code].resolved) {
-			uint32_t file = p->sym.codes[g->code].filename;
-
-			tb_sources_note(p->sources, t->pid, file, tb_str(&p->strs, file));
-		}
-		g->offset = frames[i].offset;
-		g->opcode = frames[i].opcode;
-		g->has_opcode = !(frames[i].flags & TB_FF_NO_OPCODE);
-		if (!p->sym.codes[g->code].resolved)
-			p->unresolved_frames++;
-	}
-	p->frames += depth;
-}
-
 /* The symbolizer's index of a code object of process l.  A fork child is a
  * copy of its parent: a code object it had at the fork is at the same
  * address in the running parent, read there once for every sibling (and
@@ -574,6 +546,78 @@ static uint32_t code_index(struct tb_profile *p, const struct tb_plive *l, const
 		tb_sym_forget_code(&p->sym, i); /* not the parent's: no placeholder under its pid */
 	}
 	return tb_sym_code(&p->sym, t->pid, &t->layout, t->pycode_type, addr, code_id);
+}
+
+/* One Python frame of a sample as a stack frame. */
+static void python_frame(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
+			 const struct tb_frame *fr, struct tb_sframe *g)
+{
+	uint32_t known = p->sym.n;
+
+	g->code = code_index(p, pi->live, parent, fr->code, fr->code_id);
+	if (p->sources && p->sym.n > known && p->sym.codes[g->code].resolved) {
+		uint32_t file = p->sym.codes[g->code].filename;
+
+		tb_sources_note(p->sources, pi->live->target.pid, file, tb_str(&p->strs, file));
+	}
+	g->offset = fr->offset;
+	g->opcode = fr->opcode;
+	g->has_opcode = !(fr->flags & TB_FF_NO_OPCODE);
+	if (!p->sym.codes[g->code].resolved)
+		p->unresolved_frames++;
+}
+
+/* --native: the sample's native and Python frames merged in the order they
+ * ran (model/merge.c) into f[0 ..); returns how many. */
+static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
+			      const struct tb_sample_hdr *h, const __u64 *native, const struct tb_frame *frames,
+			      uint16_t depth, struct tb_sframe *f)
+{
+	static struct tb_merge_item items[TB_MERGED_MAX];
+	const struct tb_merge_in in = {
+		(const uint64_t *)native, h->nnative, h->native_stop, frames, depth,
+		(h->flags & TB_F_TRUNCATED) != 0, (pi->version_hex >> 16) & 0xff,
+	};
+	enum tb_merge_verdict v;
+	uint32_t n = tb_merge(&in, items, &v);
+	uint16_t out = 0, shown = 0;
+
+	tb_native_count(&p->ncodes, h->native_stop, h->nnative, v);
+	if (h->native_stop > TB_NS_NONE && h->native_stop < TB_NS_MAX)
+		p->native_stop[h->native_stop - 1]++;
+	p->merged += v == TB_MV_MERGED || v == TB_MV_TOLERATED;
+	p->unmerged += v == TB_MV_UNMERGED;
+	p->native_truncated += v == TB_MV_TRUNCATED;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tb_merge_item *it = &items[i];
+		struct tb_sframe *g = &f[out];
+		int64_t code;
+
+		memset(g, 0, sizeof(*g));
+		g->offset = -2;
+		switch (it->kind) {
+		case TB_MI_PYTHON:
+			python_frame(p, pi, parent, &frames[it->index], g);
+			break;
+		case TB_MI_NATIVE:
+			code = tb_native_code(&p->ncodes, &p->sym, h->pid, in.words[it->index], it->between,
+					      &g->offset);
+			if (code < 0)
+				continue;         /* interpreter plumbing */
+			g->code = (uint32_t)code;
+			shown++;
+			break;
+		default:
+			g->code = synthetic_code(p, it->kind == TB_MI_TRUNCATED ? "<native truncated>" :
+								       "<native unmerged>");
+		}
+		out++;
+	}
+	if (shown) {
+		p->native_samples++;
+		p->native_frames += shown;
+	}
+	return out;
 }
 
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *words,
@@ -608,7 +652,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		ti->samples++;
 	}
 	pi->ns_pid = h->ns_pid;
-	if ((h->flags & TB_F_NO_TSTATE) || depth == 0) {
+	if (((h->flags & TB_F_NO_TSTATE) || depth == 0) && !h->nnative) {
 		if (!off_cpu)
 			p->no_python++;
 		return;
@@ -629,14 +673,25 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		kind |= TB_SK_PARTIAL;
 		p->partial++;
 	}
-	/* leaf first: kernel frames, what the thread was doing below Python, Python */
+	/* leaf first: kernel frames, what the thread was doing below Python, then
+	 * the Python frames (with --native merged with the native ones) */
 	f = stage(p, TB_MAX_STACK);
 	n = words ? kernel_part(p, h, words, f) : 0;
 	synthetic = synthetic_name(p, h->flags);
 	if (synthetic)
 		f[n++] = (struct tb_sframe){ synthetic_code(p, synthetic), -2, 0, 0 };
-	python_part(p, pi, parent, frames, depth, &f[n]);
-	n += depth;
+	p->frames += depth;
+	if (words && (h->native_stop || h->nnative || p->ncodes.resolver)) {
+		uint16_t m = merged_frames(p, pi, parent, h, words + h->nkernel, frames, depth, &f[n]);
+
+		if (!m && !n)
+			return;           /* nothing left to show (every frame plumbing) */
+		n += m;
+	} else {
+		for (uint16_t i = 0; i < depth; i++)
+			python_frame(p, pi, parent, &frames[i], &f[n + i]);
+		n += depth;
+	}
 	if (off_cpu) {
 		/* weight comes with the wake-up (or the end of the capture) */
 		stack = add_stack(p, thread, kind, n, 0);

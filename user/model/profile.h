@@ -14,6 +14,7 @@
 #include "lib/strtab.h"
 #include "proc/sources.h"
 #include "model/kstack.h"
+#include "model/merge.h"
 #include "model/symbolize.h"
 #include "model/timeline.h"
 #include "tachyon.h"
@@ -22,8 +23,10 @@
  * kernel frame, and a few synthetic ones (<off-CPU>, and markers a merge of
  * native and Python frames may add). */
 #define TB_MAX_STACK (TB_MAX_FRAMES + TB_MAX_NATIVE + TB_MAX_KERNEL + 4)
-/* Native walk stop reasons counted (TB_NS_*, include/tachyon.h). */
+/* Native walk stop reasons counted: native_stop[i] counts TB_NS_* i + 1
+ * (include/tachyon.h: TB_NS_DONE .. TB_NS_NO_REGS, walks that were made). */
 #define TB_NATIVE_STOPS 8
+_Static_assert(TB_NATIVE_STOPS == TB_NS_MAX - 1, "a count per native stop reason");
 
 /* A running process: what sampling it needs beyond its record. */
 struct tb_plive {
@@ -139,6 +142,7 @@ struct tb_profile {
 	uint64_t merged, unmerged, native_truncated; /* native and Python frames put together */
 	uint64_t native_stop[TB_NATIVE_STOPS];    /* native walks by why they ended (TB_NS_*) */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
+	struct tb_native_codes ncodes; /* --native: native functions, merge counts */
 	uint64_t first_ns, last_ns;
 	struct tb_timeline tl;     /* counts of stacks and thread states over time */
 	/* capture settings, for writers */

@@ -59,7 +59,7 @@ static int readable(Elf *elf, size_t i)
 	return scn && gelf_getshdr(scn, &sh) && sh.sh_size <= TB_ELF_MAX_SECTION;
 }
 
-static Elf_Data *section_data(Elf *elf, Elf_Scn *scn)
+Elf_Data *tb_elf_data(Elf *elf, Elf_Scn *scn)
 {
 	return readable(elf, elf_ndxscn(scn)) ? elf_getdata(scn, NULL) : NULL;
 }
@@ -71,7 +71,7 @@ static int find_in_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, const char *nam
 	size_t n;
 
 	/* the symbols and their names (elf_strptr reads sh_link whole) */
-	if (!sh->sh_entsize || !readable(elf, sh->sh_link) || !(data = section_data(elf, scn)))
+	if (!sh->sh_entsize || !readable(elf, sh->sh_link) || !(data = tb_elf_data(elf, scn)))
 		return -1;
 	n = sh->sh_size / sh->sh_entsize;
 	if (n > MAX_SYMBOLS)
@@ -111,19 +111,19 @@ int tb_elf_symbol(struct tb_elf *e, const char *name, uint64_t *value, uint64_t 
 	return -1;
 }
 
-static Elf_Scn *section_by_name(struct tb_elf *e, const char *name, GElf_Shdr *out)
+Elf_Scn *tb_elf_scn(Elf *elf, const char *name, GElf_Shdr *out)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrstrndx(e->elf, &shstrndx) || !readable(e->elf, shstrndx))
+	if (elf_getshdrstrndx(elf, &shstrndx) || !readable(elf, shstrndx))
 		return NULL;
-	while ((scn = elf_nextscn(e->elf, scn))) {
+	while ((scn = elf_nextscn(elf, scn))) {
 		const char *s;
 
 		if (!gelf_getshdr(scn, out))
 			continue;
-		s = elf_strptr(e->elf, shstrndx, out->sh_name);
+		s = elf_strptr(elf, shstrndx, out->sh_name);
 		if (s && strcmp(s, name) == 0)
 			return scn;
 	}
@@ -134,7 +134,7 @@ int tb_elf_section(struct tb_elf *e, const char *name, uint64_t *addr, uint64_t 
 {
 	GElf_Shdr sh;
 
-	if (!section_by_name(e, name, &sh))
+	if (!tb_elf_scn(e->elf, name, &sh))
 		return -1;
 	*addr = sh.sh_addr;
 	if (size)
@@ -145,13 +145,13 @@ int tb_elf_section(struct tb_elf *e, const char *name, uint64_t *addr, uint64_t 
 int tb_elf_find_version_string(struct tb_elf *e, unsigned minor_wanted, unsigned *micro)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_by_name(e, ".rodata", &sh);
+	Elf_Scn *scn = tb_elf_scn(e->elf, ".rodata", &sh);
 	Elf_Data *data;
 	const char *p, *end;
 	char prefix[16];
 	size_t plen;
 
-	if (!scn || !(data = section_data(e->elf, scn)) || !data->d_buf)
+	if (!scn || !(data = tb_elf_data(e->elf, scn)) || !data->d_buf)
 		return -1;
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "3.%u.", minor_wanted);
 	end = (const char *)data->d_buf + data->d_size;

@@ -4,6 +4,7 @@
 #define TB_ELFSYM_H
 #include <stddef.h>
 #include <stdint.h>
+#include <gelf.h>
 #include <libelf.h>
 
 #define TB_ELF_MAX_SECTION (64u << 20) /* larger sections are not read */
@@ -22,6 +23,10 @@ void tb_elf_close(struct tb_elf *e);
 int tb_elf_symbol(struct tb_elf *e, const char *name, uint64_t *value, uint64_t *size);
 /* Section address and size by name. 0 when found. */
 int tb_elf_section(struct tb_elf *e, const char *name, uint64_t *addr, uint64_t *size);
+/* The section named name (its header in *sh), or NULL. */
+Elf_Scn *tb_elf_scn(Elf *elf, const char *name, GElf_Shdr *sh);
+/* A section's data, read whole if at most TB_ELF_MAX_SECTION bytes; NULL. */
+Elf_Data *tb_elf_data(Elf *elf, Elf_Scn *scn);
 /* Find a "3.X.Y" PY_VERSION string in .rodata (for 3.10, which has no
  * Py_Version). Writes PY_VERSION_HEX-style major/minor/micro; 0 when found. */
 int tb_elf_find_version_string(struct tb_elf *e, unsigned minor_wanted, unsigned *micro);

@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""run.py: native frames (--native) for real: the BPF walk, the tables, the merge
+(docs/native-unwinding.md), on every interpreter of tests/pythons.sh.
+
+  qsort     py_caller -> libc qsort -> the Python callback cmp -> c_leaf -> crc32
+            (libz): that order, with the C leaf, in >= 95% of the samples that
+            contain cmp; the walks mostly DONE
+  zlib      zlib.compress: a libz frame under the Python frame in >= 90% of them
+  chain     ctypes into a library built -O2 -fomit-frame-pointer (chain.c): the
+            whole chain_a -> chain_b -> chain_c under call_chain in >= 90% of its
+            samples (unwound by .eh_frame tables alone)
+  both      --native --kernel: reads of /dev/zero show the Python line, the
+            native read and kernel frames below it in that order (>= 80%)
+  depth     --native-depth 16 on a 40-deep recursion (3.10: ~7 native frames a
+            Python frame): the walk stops at the depth, the rest of the Python
+            frames follow a <native truncated> marker
+  dlopen    a library loaded with ctypes during the capture (libbz2): its frames
+            named
+  fork      children of a profiled process (--subprocesses): merged as well
+  shared    two processes: their files built once
+  off       without --native: no native frame, no native line
+  unmerged  over every capture above: unmerged samples < 1%
+  hostile   (also alone with --hostile) a frame-pointer chain that loops
+            (NOT_INCREASING), 600 executable mappings (more than 512 ranges), a
+            mapped library truncated and one deleted under the process: the
+            capture ends normally, the Python frames stay
+
+One line per check, then "N passed, N failed"; exit 1 on any failure.
+
+    tests/native/run.py [-k SUBSTRING] [--hostile] [-s SECONDS]"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import tb  # noqa: E402
+
+WORKLOAD = os.path.join(HERE, "workload.py")
+RATE = "199"
+SECONDS = 4.0
+CHECK_ONLY = None
+RESULTS = [0, 0]
+TOTALS = {"walked": 0, "unmerged": 0.0}
+NOTE_RE = re.compile(r"native: (\d+) samples walked .*unmerged ([\d.]+)%")
+
+
+def check(name, fn, *args):
+    if CHECK_ONLY and CHECK_ONLY not in name:
+        return
+    try:
+        msg = fn(*args)
+        RESULTS[0] += 1
+        print("PASS %s%s" % (name, ": " + msg if msg else ""), flush=True)
+    except AssertionError as e:
+        RESULTS[1] += 1
+        print("FAIL %s: %s" % (name, e), flush=True)
+
+
+def frames(line):
+    """(frames root first as (name, module), count) of a folded line."""
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    out = []
+    for f in stack.split(";"):
+        m = re.match(r"^(.*) \((.*?)(?::-?\d+)?\)$", f)
+        out.append((m.group(1), m.group(2)) if m else (f, ""))
+    return out, int(n)
+
+
+def capture(argv, extra=(), seconds=None, mode=None, timeout=120):
+    """Run the workload under the agent: (stacks, stderr)."""
+    fd, out = tempfile.mkstemp(suffix=".folded", prefix="tb-native-")
+    os.close(fd)
+    secs = str(seconds or SECONDS)
+    cmd = ["-r", RATE, "-o", out] + list(extra) + ["--"] + argv + [WORKLOAD, mode, secs]
+    r = tb.run(cmd, timeout=timeout)
+    try:
+        assert r.returncode == 0, "agent exit %d: %s" % (r.returncode, r.stderr.strip()[-400:])
+        with open(out, encoding="utf-8", errors="replace") as f:
+            stacks = [frames(l) for l in f if l.strip()]
+    finally:
+        os.unlink(out)
+    m = NOTE_RE.search(r.stderr)
+    if m and "--native" in " ".join(extra) + " " + " ".join(cmd):
+        walked = int(m.group(1))
+        TOTALS["walked"] += walked
+        TOTALS["unmerged"] += walked * float(m.group(2)) / 100.0
+    return stacks, r.stderr
+
+
+def note(stderr):
+    m = re.search(r"native: .*", stderr)
+    assert m, "no native line on stderr: " + stderr.strip()[-300:]
+    return m.group(0)
+
+
+def stop_share(stderr, reason):
+    m = re.search(r" %s ([\d.]+)%%" % reason, note(stderr))
+    return float(m.group(1)) if m else 0.0
+
+
+def names(fr):
+    return [n for n, _ in fr]
+
+
+def in_order(fr):
+    """py_caller -> qsort -> cmp -> c_leaf -> a libz frame, and no marker."""
+    n = names(fr)
+    if "<native truncated>" in n or "<native unmerged>" in n or "py_caller" not in n:
+        return False
+    i = n.index("py_caller")
+    q = [j for j, x in enumerate(n) if x.startswith("qsort")]
+    if not q or "cmp" not in n or "c_leaf" not in n:
+        return False
+    k, leaf = n.index("cmp"), n.index("c_leaf")
+    return i < q[0] and q[-1] < k < leaf and any(m.startswith("libz") for _, m in fr[leaf + 1:])
+
+
+def check_qsort(argv, extra=(), mode="qsort", pid_filter=None):
+    stacks, err = capture(argv, ("--native",) + tuple(extra), mode=mode)
+    with_cmp = ok = 0
+    bad = {}
+    for fr, n in stacks:
+        if pid_filter and not pid_filter(fr[0][0]):
+            continue
+        if "cmp" not in names(fr):
+            continue
+        with_cmp += n
+        if in_order(fr):
+            ok += n
+        else:
+            key = ";".join(names(fr)[2:])[-240:]
+            bad[key] = bad.get(key, 0) + n
+    assert with_cmp >= 20, "only %d samples with cmp (%s)" % (with_cmp, note(err))
+    share = 100.0 * ok / with_cmp
+    worst = max(bad.items(), key=lambda kv: kv[1])[0] if bad else ""
+    assert share >= 95.0, "%.1f%% of %d in order; e.g. %s" % (share, with_cmp, worst)
+    assert stop_share(err, "done") >= 90.0, note(err)
+    return "%.1f%% of %d samples with cmp in order" % (share, with_cmp)
+
+
+def count_under(stacks, func, pred):
+    """(samples with the Python function func, of which pred(frames below it) holds)."""
+    total = hits = 0
+    for fr, n in stacks:
+        nm = names(fr)
+        if func in nm:
+            total += n
+            hits += n if pred(fr[nm.index(func) + 1:]) else 0
+    assert total >= 20, "only %d samples in %s" % (total, func)
+    return total, hits
+
+
+def check_zlib(argv):
+    stacks, err = capture(argv, ("--native",), mode="zlib")
+    total, libz = count_under(stacks, "compress_loop", lambda fr: any(m.startswith("libz") for _, m in fr))
+    share = 100.0 * libz / total
+    assert share >= 90.0, "a libz frame under compress_loop in %.1f%% of %d" % (share, total)
+    return "libz under compress_loop in %.1f%% of %d" % (share, total)
+
+
+def build_chain():
+    """tests/native/chain.c as a shared library, -O2 -fomit-frame-pointer."""
+    d = tempfile.mkdtemp(prefix="tb-chain-")
+    os.chmod(d, 0o755)
+    lib = os.path.join(d, "libchain.so")
+    subprocess.run(["cc", "-O2", "-fomit-frame-pointer", "-shared", "-fPIC", "-o", lib,
+                    os.path.join(HERE, "chain.c")], check=True)
+    os.environ["TB_CHAIN_LIB"] = lib
+    return lib
+
+
+def check_chain(argv):
+    stacks, err = capture(argv, ("--native",), mode="chain")
+
+    def whole_chain(fr):
+        n = [x for x, m in fr if m.startswith("libchain")]
+        return n[:3] == ["chain_a", "chain_b", "chain_c"]
+    total, hits = count_under(stacks, "call_chain", whole_chain)
+    share = 100.0 * hits / total
+    assert share >= 90.0, "chain_a -> chain_b -> chain_c under call_chain in %.1f%% of %d" % (share, total)
+    return "the whole C chain under call_chain in %.1f%% of %d" % (share, total)
+
+
+def check_both(argv):
+    stacks, err = capture(argv, ("--native", "--kernel"), mode="zero")
+
+    def native_then_kernel(fr):
+        kinds = ["k" if x.endswith("_[k]") else "n" if m and not m.endswith(".py") else "p" for x, m in fr]
+        if "k" not in kinds or "n" not in kinds:
+            return False
+        first_k = kinds.index("k")
+        # below the Python line: native frames (read, libc), then only kernel frames
+        return "n" in kinds[:first_k] and all(k == "k" for k in kinds[first_k:])
+    total, hits = count_under(stacks, "read_zero", native_then_kernel)
+    share = 100.0 * hits / total
+    assert share >= 80.0, "native then kernel frames under read_zero in %.1f%% of %d" % (share, total)
+    return "Python, native, kernel frames in order in %.1f%% of %d" % (share, total)
+
+
+def check_depth(argv):
+    stacks, err = capture(argv, ("--native-depth", "16"), mode="deep")
+    total = marked = 0
+    for fr, n in stacks:
+        nm = names(fr)
+        if nm.count("recurse") < 30:
+            continue
+        total += n
+        if "<native truncated>" in nm:  # the native part (leaf side) reached no deeper
+            at = nm.index("<native truncated>")
+            marked += n if "recurse" in nm[:at] and "recurse" in nm[at:] else 0
+    assert total >= 20, "only %d deep samples" % total
+    assert 100.0 * marked >= 90.0 * total, "%d of %d deep samples marked truncated" % (marked, total)
+    assert stop_share(err, "depth") >= 90.0, note(err)
+    return "%d of %d deep samples end their native part in a marker" % (marked, total)
+
+
+def check_dlopen(argv):
+    stacks, err = capture(argv, ("--native",), mode="dlopen", seconds=5)
+    total, named = count_under(stacks, "dlopen_loop",
+                               lambda fr: any(x.startswith("BZ2_") and m.startswith("libbz2") for x, m in fr))
+    # a second of spinning, then libbz2 for 4 s: its frames within 2 s of the dlopen
+    assert named >= 0.5 * total, "BZ2_* (libbz2) in %d of %d samples" % (named, total)
+    return "BZ2_* (libbz2) named in %d of %d samples" % (named, total)
+
+
+def check_shared(argv):
+    procs = [subprocess.Popen(argv + [WORKLOAD, "qsort", "8"]) for _ in range(2)]
+    fd, out = tempfile.mkstemp(suffix=".folded", prefix="tb-native-")
+    os.close(fd)
+    try:
+        r = tb.run(["-r", RATE, "-d", "4", "--native", "-o", out, "-p",
+                    ",".join(str(p.pid) for p in procs)], timeout=60)
+        assert r.returncode == 0, r.stderr[-300:]
+        built = int(re.search(r"(\d+) built", note(r.stderr)).group(1))
+        files = int(re.search(r"tables: (\d+) files", note(r.stderr)).group(1))
+        with open(out) as f:
+            pids = {l.split(";")[0] for l in f if "cmp" in l and "qsort" in l}
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        os.unlink(out)
+    assert built == files, "%d builds for %d files" % (built, files)
+    assert len(pids) == 2, "merged samples of %s" % sorted(pids)
+    return "%d files built once for two processes" % files
+
+
+def check_off(argv):
+    stacks, err = capture(argv, (), mode="qsort", seconds=2)
+    assert "native:" not in err, note(err)
+    natives = [fr for fr, _ in stacks if any(m.startswith("lib") for _, m in fr)]
+    assert not natives, "native frames without --native: %s" % natives[0]
+    return ""
+
+
+def check_unmerged():
+    walked, unmerged = TOTALS["walked"], TOTALS["unmerged"]
+    assert walked > 0, "no native samples"
+    share = 100.0 * unmerged / walked
+    assert share < 1.0, "%.2f%% unmerged of %d" % (share, walked)
+    return "%.2f%% unmerged of %d samples walked" % (share, walked)
+
+
+def check_hostile(argv, mode):
+    stacks, err = capture(argv, ("--native",), mode=mode)
+    python = sum(n for fr, n in stacks if "<module>" in names(fr))
+    assert python >= 20, "only %d samples with Python frames" % python
+    msg = note(err)
+    if mode == "rbploop":
+        assert stop_share(err, "not_increasing") > 50.0, msg
+    elif mode == "mappings":
+        assert int(re.search(r"left out: (\d+)", msg).group(1)) > 0, msg
+    if mode in ("mappings", "truncated"):
+        return check_qsort_stacks(stacks, mode)
+    if mode == "deleted":
+        named = sum(n for fr, n in stacks if any(x.startswith("BZ2_") and m.startswith("libbz2-deleted")
+                                                 for x, m in fr))
+        assert named >= python // 2, "BZ2_* (libbz2-deleted.so) in %d of %d" % (named, python)
+    return msg[:160]
+
+
+def check_qsort_stacks(stacks, mode):
+    total = sum(n for fr, n in stacks if "cmp" in names(fr))
+    ok = sum(n for fr, n in stacks if "cmp" in names(fr) and in_order(fr))
+    assert total >= 20 and ok >= 0.9 * total, "%s: %d of %d in order" % (mode, ok, total)
+    return "%d of %d in order" % (ok, total)
+
+
+def main():
+    global CHECK_ONLY, SECONDS
+    hostile_only = False
+    args = sys.argv[1:]
+    while args:
+        a = args.pop(0)
+        if a == "-k" and args:
+            CHECK_ONLY = args.pop(0)
+        elif a == "-s" and args:
+            SECONDS = float(args.pop(0))
+        elif a == "--hostile":
+            hostile_only = True
+        else:
+            sys.exit(__doc__)
+    if os.geteuid() != 0:
+        sys.exit("run.py: needs root (BPF)")
+    pys = tb.interpreters()
+    assert pys, "no interpreter"
+    by_minor = {}
+    for minor, kind, argv in pys:
+        by_minor.setdefault(minor, argv)
+    first = pys[0][2]
+    chain_dir = os.path.dirname(build_chain())
+    if not hostile_only:
+        for minor, kind, argv in pys:
+            label = "%s %s" % (minor, kind)
+            check("qsort %s" % label, check_qsort, argv)
+            check("zlib %s" % label, check_zlib, argv)
+            check("chain %s" % label, check_chain, argv)
+            check("both %s" % label, check_both, argv)
+        check("depth %s" % " ".join(first), check_depth, by_minor.get("3.10", first))
+        check("dlopen", check_dlopen, by_minor.get("3.11", first))
+        fork_argv = by_minor.get("3.12", first)
+        check("fork", check_qsort, fork_argv, ("--subprocesses",), "fork")
+        check("shared", check_shared, by_minor.get("3.13", first))
+        check("off", check_off, first)
+        check("unmerged", check_unmerged)
+    for mode in ("rbploop", "mappings", "truncated", "deleted"):
+        check("hostile %s" % mode, check_hostile, by_minor.get("3.11", first), mode)
+    shutil.rmtree(chain_dir, ignore_errors=True)
+    print("%d passed, %d failed" % tuple(RESULTS))
+    sys.exit(1 if RESULTS[1] else 0)
+
+
+if __name__ == "__main__":
+    main()

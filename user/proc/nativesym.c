@@ -1,0 +1,231 @@
+/* nativesym.c: a file's function symbols for native frames: the FUNC
+ * symbols of .symtab (else .dynsym) and the PLT slots (name@plt, from
+ * .rela.plt), sorted, one per address (aliases: global before weak before
+ * local, then the fewest leading underscores, the shortest, the first in
+ * byte order).  Every count and size is bounded; names are cut at
+ * TB_NSYM_MAX_NAME bytes. */
+#define _GNU_SOURCE
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/mem.h"
+#include "proc/elfsym.h"
+#include "proc/nativesym.h"
+
+#define PLT_SLOT 16             /* bytes per x86-64 PLT entry */
+#define RANK_PLT 3
+
+static uint32_t add_name(struct tb_nsym_file *f, const char *s, const char *suffix)
+{
+	size_t len = strnlen(s, TB_NSYM_MAX_NAME - 16), slen = strlen(suffix);
+	uint32_t at = (uint32_t)f->names_len;
+
+	if (f->names_len + len + slen + 1 > f->names_cap) {
+		size_t cap = f->names_cap ? f->names_cap : 4096;
+
+		while (cap < f->names_len + len + slen + 1)
+			cap *= 2;
+		f->names = realloc(f->names, cap);
+		if (!f->names)
+			abort();
+		f->names_cap = cap;
+	}
+	memcpy(f->names + at, s, len);
+	memcpy(f->names + at + len, suffix, slen + 1);
+	f->names_len += len + slen + 1;
+	return at;
+}
+
+static void add_sym(struct tb_nsym_file *f, uint32_t *cap, uint64_t start, uint64_t size,
+		    const char *name, const char *suffix, uint8_t rank)
+{
+	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || !name || !name[0] || start + size < start)
+		return;
+	f->syms = tb_grow(f->syms, cap, f->nsyms + 1, sizeof(*f->syms), 256);
+	f->syms[f->nsyms++] = (struct tb_nsym){ start, start + size, add_name(f, name, suffix), rank };
+}
+
+static uint8_t bind_rank(const GElf_Sym *s)
+{
+	switch (GELF_ST_BIND(s->st_info)) {
+	case STB_GLOBAL:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+/* The FUNC symbols of a symbol table section; how many were taken. */
+static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct tb_nsym_file *f,
+			    uint32_t *cap)
+{
+	Elf_Data *data;
+	uint32_t before = f->nsyms;
+	size_t n;
+
+	if (!sh->sh_entsize || !(data = tb_elf_data(elf, scn)) || !elf_getscn(elf, sh->sh_link) ||
+	    !tb_elf_data(elf, elf_getscn(elf, sh->sh_link)))
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n && f->nsyms < TB_NSYM_MAX_SYMBOLS; i++) {
+		GElf_Sym sym;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		add_sym(f, cap, sym.st_value, sym.st_size, elf_strptr(elf, sh->sh_link, sym.st_name), "",
+			bind_rank(&sym));
+	}
+	return f->nsyms - before;
+}
+
+/* PLT slots: relocation i of .rela.plt jumps through .plt.sec slot i (IBT
+ * builds) or .plt slot i + 1 (slot 0 is the resolver's). */
+static void read_plt(Elf *elf, struct tb_nsym_file *f, uint32_t *cap)
+{
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rel = tb_elf_scn(elf, ".rela.plt", &rsh), *plt, *dyn;
+	Elf_Data *rdata, *ddata;
+	uint64_t first;
+	size_t n;
+
+	if (!rel || rsh.sh_type != SHT_RELA || !rsh.sh_entsize || !(rdata = tb_elf_data(elf, rel)))
+		return;
+	if ((plt = tb_elf_scn(elf, ".plt.sec", &psh)))
+		first = psh.sh_addr;
+	else if ((plt = tb_elf_scn(elf, ".plt", &psh)))
+		first = psh.sh_addr + PLT_SLOT;
+	else
+		return;
+	dyn = elf_getscn(elf, rsh.sh_link);
+	if (!dyn || !gelf_getshdr(dyn, &dsh) || !dsh.sh_entsize || !(ddata = tb_elf_data(elf, dyn)))
+		return;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (size_t i = 0; i < n && first + PLT_SLOT * (i + 1) <= psh.sh_addr + psh.sh_size; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		size_t k;
+
+		if (!gelf_getrela(rdata, (int)i, &r) || !(k = GELF_R_SYM(r.r_info)) ||
+		    !gelf_getsym(ddata, (int)k, &sym))
+			continue;
+		add_sym(f, cap, first + PLT_SLOT * i, PLT_SLOT, elf_strptr(elf, dsh.sh_link, sym.st_name),
+			"@plt", RANK_PLT);
+		f->nplt++;
+	}
+}
+
+static unsigned underscores(const char *s)
+{
+	unsigned n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static int by_start_then_rank(const void *a, const void *b, void *ctx)
+{
+	const struct tb_nsym *x = a, *y = b;
+	const char *names = ctx, *nx = names + x->name, *ny = names + y->name;
+	size_t lx, ly;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (underscores(nx) != underscores(ny))
+		return underscores(nx) < underscores(ny) ? -1 : 1;
+	lx = strlen(nx);
+	ly = strlen(ny);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(nx, ny);
+}
+
+int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err, size_t errlen)
+{
+	static const struct {
+		Elf64_Word type;
+		uint32_t source;
+	} tables[] = { { SHT_SYMTAB, TB_NSYM_SYMTAB }, { SHT_DYNSYM, TB_NSYM_DYNSYM } };
+	uint32_t cap = 0, keep = 0;
+	size_t shnum;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->module, sizeof(f->module), "%s", module);
+	if (elf_getshdrnum(elf, &shnum)) {
+		snprintf(err, errlen, "%s: cannot read the section headers: %s", module, elf_errmsg(-1));
+		return -1;
+	}
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]) && !f->source; t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == tables[t].type &&
+			    read_symtab(elf, scn, &sh, f, &cap))
+				f->source = tables[t].source;
+		}
+	}
+	read_plt(elf, f, &cap);
+	if (f->nsyms)
+		qsort_r(f->syms, f->nsyms, sizeof(*f->syms), by_start_then_rank, f->names);
+	for (uint32_t i = 0; i < f->nsyms; i++)
+		if (!keep || f->syms[keep - 1].start != f->syms[i].start)
+			f->syms[keep++] = f->syms[i];
+	f->nsyms = keep;
+	return 0;
+}
+
+void tb_nsym_set_fdes(struct tb_nsym_file *f, struct tb_code_range *fdes, uint32_t n)
+{
+	free(f->fdes);
+	f->fdes = fdes;
+	f->nfdes = fdes ? n : 0;
+}
+
+const char *tb_nsym_lookup(const struct tb_nsym_file *f, uint64_t addr, uint64_t *start)
+{
+	uint32_t lo = 0, hi = f->nsyms, i;
+	const struct tb_code_range *fde = NULL;
+	const struct tb_nsym *s;
+
+	i = tb_code_range_find(f->fdes, f->nfdes, sizeof(*f->fdes), addr);
+	if (i < f->nfdes)
+		fde = &f->fdes[i];
+	while (lo < hi) {                 /* the first symbol starting above addr */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0) {
+		s = &f->syms[lo - 1];
+		/* a sized symbol covers its size; one of size 0 up to the next
+		 * symbol, but not into an FDE that starts after it */
+		if (s->end > s->start ? addr < s->end : !fde || fde->lo <= s->start) {
+			*start = s->start;
+			return f->names + s->name;
+		}
+	}
+	*start = fde ? fde->lo : addr;
+	return NULL;
+}
+
+void tb_nsym_free(struct tb_nsym_file *f)
+{
+	free(f->syms);
+	free(f->names);
+	free(f->fdes);
+	memset(f, 0, sizeof(*f));
+}
