@@ -35,6 +35,8 @@ VARIANTS = [
     ("by-line", ["--by-line", "--min-fraction", "0"], [".json", ".speedscope.json", ".txt"]),
     ("sorted", ["--sort", "total", "--limit", "3"], [".txt"]),
 ]
+# and for captures with a timeline (version 3, timeline-*.tbp): a time slice in every format
+SLICE_VARIANTS = [("slice", ["--from", "0.5", "--to", "1.5"], None)]
 
 
 def machine_strings():
@@ -98,7 +100,7 @@ def render_all(binary, tmp):
             continue
         name = cap[:-4]
         path = os.path.join(CAPTURES, cap)
-        for variant, extra, formats in VARIANTS:
+        for variant, extra, formats in VARIANTS + (SLICE_VARIANTS if name.startswith("timeline-") else []):
             formats = formats or formats_all
             outs = [os.path.join(tmp, "%s.%s%s" % (name, variant, ext)) for ext in formats]
             args = ["render", path] + extra

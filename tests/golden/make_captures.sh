@@ -29,4 +29,8 @@ kptr=$(sysctl -n kernel.kptr_restrict)
 sysctl -qw kernel.kptr_restrict=2
 tb -r 199 --kernel -o $out/kernel-hidden-3.11.tbp -- /usr/bin/python3.11 $W/syscalls.py 1 read || true
 sysctl -qw kernel.kptr_restrict="$kptr"
+# version 3 with a timeline (check.py also renders their slice 0.5-1.5 s): two 1-second phases,
+# and a wall-mode capture (off-CPU weight spread over the time it was off CPU)
+tb -r 199 -o $out/timeline-phases-3.11.tbp -- /usr/bin/python3.11 $W/phases.py 1 >/dev/null
+tb -r 199 --mode wall -o $out/timeline-wall-3.12.tbp -- $P/3.12.1/bin/python3.12 $W/sleeper.py 1.5
 ls -la $out
