@@ -137,7 +137,7 @@ static void write_timed(FILE *f, const struct tb_profile *p, const char *name, c
 	}
 	fputs("],\"weights\":[", f);
 	first = 1;
-	for (uint32_t i = 0; i < n; i = i) {
+	for (uint32_t i = 0; i < n;) {
 		run = tm[i].count;
 		for (i++; i < n && !cmp_seq(&q[tm[i].seq], &q[tm[i - 1].seq]); i++)
 			run += tm[i].count;
