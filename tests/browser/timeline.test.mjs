@@ -5,7 +5,8 @@
 // `tachyon-bpf render --from --to -o x.json` wrote for that range (total and the phase's
 // samples), at least 95% that phase's function, in the graph, the sidebar total, the hotspots
 // and the thread list; a mouse drag over the strip inside phase one does the same; hovering a
-// frame highlights when it ran; the arrow keys move the range; Esc and "Whole capture" reset.
+// frame highlights when it ran; the arrow keys move the range; Esc and "Whole capture" reset;
+// "Per process" stacks the strip per process.
 //
 //   node timeline.test.mjs PAGE.html WHOLE.json ONE.json TWO.json --one A,B --two C,D [--label NAME]
 //
@@ -90,6 +91,14 @@ await runPageTest({ viewport: { width: 1400, height: 900 } }, null, async (b) =>
   check('Esc: the whole capture', (await api(() => window.tbView.timeline())).range === null && (await totalShown(page)) === wholeTotal);
   await api(([a, b]) => window.tbView.timeRange(a, b), phases[1].span);
   await page.click('#tl-reset');
+  const nthreads = Object.keys(whole.threads).length, nprocs = whole.meta.processes.length;
+  const perThread = await api(() => window.tbView.timeline());
+  await page.click('#tl-group');
+  const perProc = await api(() => window.tbView.timeline());
+  check('"Per process" stacks the strip per process', perThread.stacked === 'threads' && perThread.groups <= nthreads &&
+    perProc.stacked === 'processes' && perProc.groups === nprocs && (await page.textContent('#tl-group')) === 'Per process',
+    `${perThread.groups} threads, ${perProc.groups} processes`);
+  await page.click('#tl-group');
   check('"Whole capture" resets', (await api(() => window.tbView.timeline())).range === null && (await totalShown(page)) === wholeTotal);
   await b.shot(page, 'timeline');
 });
