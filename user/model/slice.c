@@ -137,8 +137,8 @@ int tb_profile_slice(struct tb_profile *p, double from_s, double to_s, char *err
 		scale(&p->native_stop[i], share);
 	p->agent_cpu_s *= share;
 	p->python_samples = python;
-	if (p->samples < python - p->off_cpu_samples && python >= p->off_cpu_samples)
-		p->samples = python - p->off_cpu_samples;
+	if (python >= p->off_cpu_samples && p->samples < python - p->off_cpu_samples)
+		p->samples = python - p->off_cpu_samples; /* at least the slice's on-CPU samples */
 
 	tl->origin_ns += (uint64_t)lo * tl->width_ns;
 	tl->origin_unix_ns += (int64_t)((uint64_t)lo * tl->width_ns);
