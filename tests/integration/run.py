@@ -334,13 +334,14 @@ def test_kernel_hidden():
 
 
 def test_kernel_render():
-    """A --kernel capture (version 2) renders like the capture itself, kinds in every format."""
+    """A --kernel capture (version 3: the version 2 parts and a timeline) renders like the capture
+    itself, kinds in every format."""
     tbp, folded, js = (os.path.join(TMP, "krender" + e) for e in (".tbp", ".folded", ".json"))
     r = tb.run(["-q", "-r", "499", "--kernel", "-o", tbp, "-o", folded, "--", sys.executable,
                 tb.workload("syscalls.py"), "1.5", "read"])
     assert r.returncode == 0, r.stderr
     with open(tbp, "rb") as f:
-        assert f.read(10)[8] == 2, "not a version 2 capture"
+        assert f.read(10)[8] == 3, "not a version 3 capture"
     again, rjs, rtxt = (os.path.join(TMP, "krender-r" + e) for e in (".folded", ".json", ".txt"))
     r = tb.run(["render", tbp, "-o", again, "-o", rjs, "-o", rtxt])
     assert r.returncode == 0, r.stderr
@@ -356,7 +357,7 @@ def test_kernel_render():
     walk(data["tree"])
     assert "kernel" in kinds and data["meta"]["kernel_stacks"]["enabled"], "kinds %s" % kinds
     assert "[kernel]" in open(rtxt).read()
-    return "version 2; .folded identical after render; kinds %s" % sorted(k for k in kinds if k)
+    return "version 3; .folded identical after render; kinds %s" % sorted(k for k in kinds if k)
 
 
 def test_gc_exception(py, tag):
