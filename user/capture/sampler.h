@@ -20,6 +20,7 @@ struct tb_sampler_opts {
 	int wall;             /* also record off-CPU time at scheduler switches */
 	int note_no_gil;      /* --mode gil: say of each free-threaded target that it has no GIL */
 	int kernel;           /* --kernel: kernel stacks in the records */
+	int async_aware;      /* --async-aware: the running asyncio task in the records */
 	const char *cgroup;   /* only tasks below this cgroup v2 directory, or NULL */
 	unsigned native_depth; /* --native: native frames per sample, 0 off */
 	unsigned native_table_mb; /* the unwind rows array (urows), MiB */

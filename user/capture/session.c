@@ -31,7 +31,7 @@
 
 enum {
 	O_SUBPROC = 256, O_CGROUP, O_CONTAINER, O_DEPTH, O_OPCODES, O_NOOP, O_MODE, O_NOGC, O_RB,
-	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL, O_NATIVE, O_NATIVE_DEPTH, O_NATIVE_MB, O_NATIVE_ALL,
+	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL, O_ASYNC_AWARE, O_NATIVE, O_NATIVE_DEPTH, O_NATIVE_MB, O_NATIVE_ALL,
 };
 
 #define NATIVE_DEPTH_DEFAULT 128
@@ -81,6 +81,10 @@ static const struct optdef {
 	  "also the kernel frames of each sample (system calls,\n"
 	  "page faults; off-CPU: where it blocked), named from\n"
 	  "/proc/kallsyms, below the Python frame that made the call" },
+	{ "async-aware", no_argument, O_ASYNC_AWARE, BOTH, TB_SECT_SAMPLING, "    --async-aware",
+	  "asyncio tasks (CPython 3.14+): a <task NAME> frame where\n"
+	  "a task's coroutine frames begin, the tasks awaiting it\n"
+	  "as <task NAME> frames below it" },
 	{ "native", no_argument, O_NATIVE, BOTH, TB_SECT_SAMPLING, "    --native",
 	  "also native (C) frames, unwound in the kernel and\n"
 	  "merged with the Python frames they ran" },
@@ -218,6 +222,9 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 	case O_KERNEL:
 		o->kernel = 1;
 		break;
+	case O_ASYNC_AWARE:
+		o->async_aware = 1;
+		break;
 	case O_RB:
 		if (tb_parse_uint(arg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
 			return bad(err, errlen, "--ringbuf-mb takes a power of two from 1 to 1024");
@@ -338,6 +345,7 @@ void tb_session_init(struct tb_session *s, const struct tb_session_opts *o)
 	s->prof.mode = o->mode;
 	s->prof.no_gc = o->no_gc;
 	s->prof.kernel = o->kernel;
+	s->prof.async_aware = o->async_aware;
 	s->prof.native = o->native_depth > 0;
 	s->prof.ncodes.show_all = o->native_all;
 }
@@ -433,7 +441,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 		.wall = o->mode == TB_MODE_WALL,
 		.note_no_gil = o->mode == TB_MODE_GIL && !o->quiet,
-		.kernel = o->kernel,
+		.kernel = o->kernel, .async_aware = o->async_aware,
 		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
 		.native_depth = o->native_depth, .native_table_mb = o->native_table_mb, .quiet = o->quiet,
 	};

@@ -22,6 +22,7 @@ struct tb_session_opts {
 	enum tb_mode mode;
 	int no_gc;
 	int kernel;           /* --kernel: kernel frames (kallsyms opened at the start) */
+	int async_aware;      /* --async-aware: asyncio task frames (3.14+) */
 	double duration;      /* seconds, 0: until stopped (the command's loop checks it) */
 	/* targets */
 	pid_t pids[TB_SESSION_MAX_PIDS];

@@ -1,0 +1,68 @@
+/* tasks.c: the task frames of --async-aware samples, cached per (pid, task, coroutine)
+ * (model/tasks.h). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/hash.h"
+#include "lib/mem.h"
+#include "model/tasks.h"
+
+#define KEY_LEN (offsetof(struct tb_task_entry, task) + sizeof(uint64_t))
+
+void tb_tasks_free(struct tb_tasks *t)
+{
+	free(t->e);
+	tb_hmap_free(&t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+uint32_t tb_task_code(struct tb_symbolizer *sym, const char *name)
+{
+	char label[TB_TASK_NAME_MAX + 8];
+
+	snprintf(label, sizeof(label), "<task %s>", name);
+	return tb_sym_function(sym, TB_CODE_TASK, tb_hash(label, strlen(label)), label, "<task>");
+}
+
+static void fill(struct tb_tasks *t, struct tb_task_entry *e, struct tb_symbolizer *sym,
+		 const struct tb_layout *l, uint64_t now)
+{
+	static struct tb_task_chain c;
+
+	e->read_ns = now;
+	e->n = 0;
+	e->coro_code = 0;
+	t->reads++;
+	if (tb_asyncio_read((pid_t)e->pid, l, e->task, e->coro32, &c)) {
+		t->failed++;
+		return;
+	}
+	e->coro_code = c.coro_code;
+	for (unsigned i = 0; i < c.n && i < TB_TASK_CHAIN; i++)
+		e->codes[e->n++] = tb_task_code(sym, c.name[i]);
+}
+
+const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbolizer *sym,
+					    pid_t pid, const struct tb_layout *l,
+					    const struct tb_sample_hdr *h)
+{
+	struct tb_task_entry key = { .pid = (uint32_t)pid, .coro32 = h->task_coro, .task = h->task };
+	uint32_t i = tb_hmap_find_key(&t->index, t->e, sizeof(*t->e), &key, KEY_LEN);
+	struct tb_task_entry *e;
+
+	if (i == TB_HMAP_NONE) {
+		if (t->n >= TB_TASK_CACHE_MAX) {
+			tb_hmap_clear(&t->index);
+			t->n = 0;
+		}
+		t->e = tb_grow(t->e, &t->cap, t->n + 1, sizeof(*t->e), 64);
+		i = tb_hmap_intern_key(&t->index, t->e, sizeof(*t->e), &key, KEY_LEN, t->n);
+		t->e[t->n++] = key;
+		fill(t, &t->e[i], sym, l, h->time_ns);
+	} else if ((int64_t)(h->time_ns - t->e[i].read_ns) > (int64_t)TB_TASK_REFRESH_NS) {
+		fill(t, &t->e[i], sym, l, h->time_ns);
+	}
+	e = &t->e[i];
+	return e->n ? e : NULL;
+}
