@@ -76,8 +76,8 @@ def test_hostile(minor):
     want = {"<task alpha;<b>\"x\"</b>\n>", "<task beta \\u2028 ] {>", "<task parent>"}
     if not want <= names:
         raise AssertionError("task frames %r, want %r" % (sorted(names), sorted(want)))
-    tasks = {t["name"] for t in data.get("tasks", [])}
-    if not want <= tasks:
+    tasks = {t["name"] for t in data.get("tasks", {}).get("list", [])}
+    if not want - {"<task parent>"} <= tasks:  # parent only awaits: never the running task
         raise AssertionError("JSON tasks %r" % sorted(tasks))
     return "%d task frames" % len(names)
 
