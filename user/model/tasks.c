@@ -44,6 +44,21 @@ static void fill(struct tb_tasks *t, struct tb_task_entry *e, struct tb_symboliz
 		e->codes[e->n++] = tb_task_code(sym, c.name[i]);
 }
 
+/* May a task be read now (sample time now)? */
+static int read_allowed(struct tb_tasks *t, uint64_t now)
+{
+	if (now - t->window_ns >= 1000000000ull) {
+		t->window_ns = now;
+		t->window_reads = 0;
+	}
+	if (t->window_reads >= TB_TASK_READS_PER_S) {
+		t->skipped++;
+		return 0;
+	}
+	t->window_reads++;
+	return 1;
+}
+
 const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbolizer *sym,
 					    pid_t pid, const struct tb_layout *l,
 					    const struct tb_sample_hdr *h)
@@ -53,6 +68,8 @@ const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbol
 	struct tb_task_entry *e;
 
 	if (i == TB_HMAP_NONE) {
+		if (!read_allowed(t, h->time_ns))
+			return NULL;
 		if (t->n >= TB_TASK_CACHE_MAX) {
 			tb_hmap_clear(&t->index);
 			t->n = 0;
@@ -61,7 +78,8 @@ const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbol
 		i = tb_hmap_intern_key(&t->index, t->e, sizeof(*t->e), &key, KEY_LEN, t->n);
 		t->e[t->n++] = key;
 		fill(t, &t->e[i], sym, l, h->time_ns);
-	} else if ((int64_t)(h->time_ns - t->e[i].read_ns) > (int64_t)TB_TASK_REFRESH_NS) {
+	} else if ((int64_t)(h->time_ns - t->e[i].read_ns) > (int64_t)TB_TASK_REFRESH_NS &&
+		   read_allowed(t, h->time_ns)) {
 		fill(t, &t->e[i], sym, l, h->time_ns);
 	}
 	e = &t->e[i];

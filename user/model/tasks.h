@@ -1,7 +1,8 @@
 /* tasks.h: --async-aware: the <task NAME> frames of a sample.  The running task the
  * BPF program recorded and the tasks awaiting it (cpython/asyncio.c) are read once per
  * (pid, task, coroutine) and re-read when that is older than TB_TASK_REFRESH_NS (an await
- * chain can change; a reused task address has another coroutine, so another key).  Each
+ * chain can change; a reused task address has another coroutine, so another key), within
+ * a budget of reads per second.  Each
  * task is a code entry of kind TB_CODE_TASK named "<task NAME>", one per name. */
 #ifndef TB_TASKS_H
 #define TB_TASKS_H
@@ -13,6 +14,10 @@
 
 #define TB_TASK_REFRESH_NS (250ull * 1000 * 1000)
 #define TB_TASK_CACHE_MAX 65536   /* entries before the cache starts over */
+/* Task reads (each up to TB_TASK_CHAIN tasks) per second of sample time, at most: a target
+ * that shows a new task address in every sample cannot make the agent read without end;
+ * past it, a new task's samples have no task frames and a stale entry is kept. */
+#define TB_TASK_READS_PER_S 2000
 
 struct tb_task_entry {
 	uint32_t pid, coro32;     /* the key: pid, coroutine's low bits, task (no padding) */
@@ -28,6 +33,9 @@ struct tb_tasks {
 	uint32_t n, cap;
 	struct tb_hmap index;
 	uint64_t reads, failed;   /* tasks read, reads that failed */
+	uint64_t skipped;         /* reads not made: the budget was spent */
+	uint64_t window_ns;       /* start of the current second (sample time) */
+	uint32_t window_reads;    /* reads in it */
 };
 
 /* Samples per (task, thread): each stack counts for its innermost task frame. */
