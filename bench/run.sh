@@ -33,7 +33,8 @@
 #   9. async: BPF run time per sample with --async-aware (the running task and its
 #      coroutine read per sample) on tests/workloads/async_tasks.py (two tasks
 #      spinning under a gathering parent), next to the same walk without the flag
-#      and the floor: sid 3.14 and 3.15.
+#      and the floor: sid 3.14 and 3.15; and with --bench-task-reads TASK_READS (the two
+#      reads made that many more times: their cost amplified above the run-to-run noise).
 # Sections 6-9 alone replace their part of OUT and keep the rest.
 # Prints the tables on stdout (progress on stderr) and writes the same to
 # bench/results-latest.md.  Benchmarks, not tests: slow numbers never fail
@@ -57,7 +58,7 @@
 #   SECTIONS="walk threads native overhead multi wall"  which sections to run (or as arguments)
 #   PY310=auto PY315=auto NATIVE_DEPTHS="5 20 50" NATIVE_WARM_MS=1500   section 8 (auto: pyenv
 #                            3.10, sid 3.15; none: skip; time left out at the start)
-#   PY314=auto (and PY315 above)               section 9 (auto: sid 3.14 / 3.15; none: skip)
+#   PY314=auto (and PY315 above) TASK_READS=32   section 9 (auto: sid 3.14 / 3.15; none: skip)
 #   SOAK_MIN=10 SOAK_HZ=1000 SOAK_EVERY=30    section 6: minutes, rate, seconds per row
 #   SOAK_SCOPE=cgroup                         sections 6-7: cgroup (only the generator's own
 #                                             cgroup v2, via --cgroup) or host (every Python process)
@@ -91,6 +92,7 @@ SECTIONS=${SECTIONS:-walk threads native overhead multi wall}
 PY310=${PY310:-auto}
 PY315=${PY315:-auto}
 PY314=${PY314:-auto}
+TASK_READS=${TASK_READS:-32}
 NATIVE_DEPTHS=${NATIVE_DEPTHS:-5 20 50}
 NATIVE_WARM_MS=${NATIVE_WARM_MS:-1500}
 (($#)) && SECTIONS="$*"
@@ -380,6 +382,8 @@ if want async; then
 			walk_once "async: $(pyname "$py"), without the flag" walker "$rep" "$py" async
 			walk_once "async: $(pyname "$py"), without the flag" floor "$rep" "$py" async
 			walk_once "async: $(pyname "$py"), --async-aware" walker "$rep" "$py" async --async-aware
+			walk_once "async: $(pyname "$py"), --async-aware --bench-task-reads $TASK_READS" walker "$rep" "$py" async \
+				--async-aware --bench-task-reads "$TASK_READS"
 		done
 	done
 	stats_off

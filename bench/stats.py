@@ -471,33 +471,51 @@ def asyncio_section(raw, tcpu, hz):
     w("\n## 9. asyncio tasks (`--async-aware`)\n")
     w(f"`tests/workloads/async_tasks.py` (two named tasks spinning in their own coroutines under a "
       f"gathering parent task; pinned to CPU {tcpu}, {hz} Hz, one CPU sampled), as section 1. "
-      "Extra = ns/sample − the same interpreter's walk without the flag (the two reads of the "
-      "running task and its coroutine); task share = samples given task frames / Python samples. "
-      "Median (min) of the runs.")
+      "The program also runs for the other tasks on that CPU (and returns at once): per target "
+      "sample = (run time − other runs × the floor's ns/run) / target runs, per run. "
+      "Extra = per target sample − the same interpreter's walk without the flag (the two reads "
+      "of the running task and its coroutine); with `--bench-task-reads N` those two reads are "
+      "made N more times per sample: extra / N is what they cost, out of the noise between runs; "
+      "task share = samples given task frames / Python samples. Median (min) of the runs.")
     w("")
-    w("| case | frames/sample | ns/sample | extra | task share |")
-    w("|---|---:|---:|---:|---:|")
-    base = {}
+    w("| case | frames/sample | ns/run | ns per target sample | extra | task share |")
+    w("|---|---:|---:|---:|---:|---:|")
+    base, floor, aware = {}, {}, {}
+    for lab in dict.fromkeys(r["label"] for r in rows):
+        py = lab.split(":", 1)[1].rsplit(",", 1)[0].strip()
+        fl = [r["ns_per_run"] for r in rows if r["label"] == lab and r["variant"] == "floor"]
+        if fl:
+            floor[py] = med(fl)
     for lab in dict.fromkeys(r["label"] for r in rows):
         for variant in ("floor", "walker"):
             sel = [r for r in rows if r["label"] == lab and r["variant"] == variant]
             if not sel:
                 continue
             ns = [r["ns_per_run"] for r in sel]
-            m = med(ns)
             py = lab.split(":", 1)[1].rsplit(",", 1)[0].strip()
             fps = med([r["frames_per_sample"] for r in sel if r["frames_per_sample"] is not None])
             name = lab.split(":", 1)[1].strip() + (" (floor)" if variant == "floor" else "")
-            extra = share = "—"
-            if variant == "walker" and lab.endswith("without the flag"):
-                base[py] = m
-            elif variant == "walker" and py in base:
-                extra = fmt_ns(m - base[py])
-                tasks = [r["task_samples"] / r["python_samples"] for r in sel
-                         if r.get("task_samples") is not None and r["python_samples"]]
-                share = "%.0f%%" % (100 * med(tasks)) if tasks else "—"
-            w(f"| {name} | {'%.1f' % fps if fps else '—'} | {fmt_ns(m)} ({fmt_ns(min(ns))}) | "
-              f"{extra} | {share} |")
+            per = extra = share = "—"
+            if variant == "walker" and py in floor:
+                pts = [(r["run_time_ns"] - (r["run_cnt"] - r["target_runs"]) * floor[py]) / r["target_runs"]
+                       for r in sel if r["target_runs"]]
+                if pts:
+                    m = med(pts)
+                    per = f"{fmt_ns(m)} ({fmt_ns(min(pts))})"
+                    rd = re.search(r"--bench-task-reads (\\d+)$", lab)
+                    if lab.endswith("without the flag"):
+                        base[py] = m
+                    elif lab.endswith("--async-aware"):
+                        aware[py] = m
+                    if rd and py in aware and int(rd.group(1)):
+                        extra = fmt_ns((m - aware[py]) / int(rd.group(1))) + " per read pair"
+                    elif py in base and not lab.endswith("without the flag"):
+                        extra = fmt_ns(m - base[py])
+                        tasks = [r["task_samples"] / r["python_samples"] for r in sel
+                                 if r.get("task_samples") is not None and r["python_samples"]]
+                        share = "%.0f%%" % (100 * med(tasks)) if tasks else "—"
+            w(f"| {name} | {'%.1f' % fps if fps else '—'} | {fmt_ns(med(ns))} ({fmt_ns(min(ns))}) | "
+              f"{per} | {extra} | {share} |")
     print("\n".join(out))
 
 

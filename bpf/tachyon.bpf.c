@@ -37,6 +37,8 @@ const volatile __u32 kernel_stacks = 0;
 const volatile __u32 native_depth = 0;
 /* --async-aware: read the thread's running asyncio task (3.14+) into each record. */
 const volatile __u32 async_aware = 0;
+/* Benchmarks only (--bench-task-reads N): the running task read N more times per sample. */
+const volatile __u32 bench_task_reads = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -853,6 +855,9 @@ static __always_inline void running_task(struct scratch *s, __u64 tstate)
 	if (!async_aware || !s->off.tstate_running_task)
 		return;
 	task = read_ptr(tstate + s->off.tstate_running_task);
+	for (__u32 i = 0; i < 64 && i < bench_task_reads; i++)
+		s->sample.hdr.task_coro ^= (__u32)read_ptr(read_ptr(tstate + s->off.tstate_running_task) +
+							   s->off.task_coro);
 	if (!task)
 		return;
 	s->sample.hdr.task = task;

@@ -164,6 +164,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->skel->rodata->max_depth = o->max_depth;
 	s->skel->rodata->read_opcodes = (__u32)o->read_opcodes;
 	s->skel->rodata->bench_walk = (__u32)o->bench_walk;
+	s->skel->rodata->bench_task_reads = o->bench_task_reads;
 	s->skel->rodata->follow_mode = (__u32)o->follow_mode;
 	s->skel->rodata->wall_mode = o->wall ? 1 : 0;
 	s->skel->rodata->cgroup_filter = o->cgroup ? 1 : 0;

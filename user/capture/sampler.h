@@ -14,6 +14,7 @@ struct tb_sampler_opts {
 	unsigned ringbuf_mb;
 	int read_opcodes;     /* 0 none, 1 innermost frame, 2 every frame */
 	int bench_walk;       /* benchmarks: 1 skips the code-object read */
+	unsigned bench_task_reads; /* benchmarks: extra reads of the running task per sample */
 	int cpu;              /* -1: every CPU; else only this one (benchmarks) */
 	int floor;            /* attach the empty floor program instead (benchmarks) */
 	int follow_mode;      /* TB_FOLLOW_* */

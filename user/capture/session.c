@@ -31,7 +31,7 @@
 
 enum {
 	O_SUBPROC = 256, O_CGROUP, O_CONTAINER, O_DEPTH, O_OPCODES, O_NOOP, O_MODE, O_NOGC, O_RB,
-	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL, O_ASYNC_AWARE, O_NATIVE, O_NATIVE_DEPTH, O_NATIVE_MB, O_NATIVE_ALL,
+	O_CPU, O_FLOOR, O_BENCHWALK, O_BENCHTASK, O_KERNEL, O_ASYNC_AWARE, O_NATIVE, O_NATIVE_DEPTH, O_NATIVE_MB, O_NATIVE_ALL,
 };
 
 #define NATIVE_DEPTH_DEFAULT 128
@@ -102,6 +102,9 @@ static const struct optdef {
 	  "sample only on CPU N" },
 	{ "bench-floor", no_argument, O_FLOOR, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-floor",
 	  "attach an empty program instead (the pid filter only)" },
+	{ "bench-task-reads", required_argument, O_BENCHTASK, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-task-reads N",
+	  "with --async-aware, read the running task N more times\n"
+	  "per sample (0-64: its cost, amplified)" },
 	{ "bench-walk", required_argument, O_BENCHWALK, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-walk 0|1",
 	  "1: walk the frames without reading their code objects" },
 };
@@ -253,6 +256,10 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 		o->native_all = 1;
 		if (!o->native_depth)
 			o->native_depth = NATIVE_DEPTH_DEFAULT;
+		break;
+	case O_BENCHTASK:
+		if (tb_parse_uint(arg, 0, 64, &o->bench_task_reads))
+			return bad(err, errlen, "--bench-task-reads takes 0 to 64");
 		break;
 	case O_BENCHWALK:
 		if (tb_parse_uint(arg, 0, 1, &o->bench_walk))
@@ -437,7 +444,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	struct tb_sampler_opts so = {
 		.hz = o->hz, .max_depth = o->max_depth, .ringbuf_mb = o->ringbuf_mb,
 		.read_opcodes = o->opcodes < 0 ? 0 : o->opcodes > 0 ? 2 : 1,
-		.bench_walk = (int)o->bench_walk, .cpu = o->cpu, .floor = o->floor,
+		.bench_walk = (int)o->bench_walk, .bench_task_reads = o->bench_task_reads, .cpu = o->cpu, .floor = o->floor,
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 		.wall = o->mode == TB_MODE_WALL,
 		.note_no_gil = o->mode == TB_MODE_GIL && !o->quiet,

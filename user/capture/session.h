@@ -41,6 +41,7 @@ struct tb_session_opts {
 	int cpu;              /* -1 every CPU, else only this one */
 	int floor;            /* the empty program instead of the walk */
 	unsigned bench_walk;  /* 1: skip the code-object read */
+	unsigned bench_task_reads; /* --async-aware: the running task read this many more times */
 };
 
 /* Which commands take a sampling option (a bit set). */
