@@ -5,7 +5,7 @@
 # is wider than the pane, a resize re-lays the screen, and q / Ctrl-C /
 # SIGTERM leave the program with the terminal restored (main screen, cursor
 # shown, canonical mode with echo); with --kernel, kernel functions are
-# listed with their module.  Prints "N passed, N failed" last.
+# listed with their module, with --native libz's with its library.  Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-/usr/bin/python3.11}
@@ -165,6 +165,19 @@ tpid=$(top_pid $s)
 cpid=$(pgrep -P "${tpid:-0}" | head -1)
 T send-keys -t $s q
 check_left $s "--kernel q" "$tpid" "$cpid"
+
+# --- --native: native functions with their library ---------------------------
+s=native
+start $s "./tachyon-bpf top --native -r 499 -- $PY tests/native/workload.py zlib 20"
+wait_for $s 'libz\.so[.0-9]* *$|libz\.so' 10
+check "--native: a libz function listed with its library" $? "$(screen $s)"
+T send-keys -t $s t
+check "--native t: compress_loop (Python) listed by total with its file" "$(wait_for $s 'compress_loop \(.*py:' 5; echo $?)" "$(screen $s)"
+check "--native 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
+tpid=$(top_pid $s)
+cpid=$(pgrep -P "${tpid:-0}" | head -1)
+T send-keys -t $s q
+check_left $s "--native q" "$tpid" "$cpid"
 
 # --- not a terminal ---------------------------------------------------------
 err=$(./tachyon-bpf top -- "$PY" "$WORK" 1 2>&1 >/dev/null)
