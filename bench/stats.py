@@ -409,11 +409,16 @@ def render(raw, header_path):
     print("\n".join(out))
 
 
-def native(raw, tcpu, hz):
-    """Section 8: the walk's cost with --native, next to the Python-only walk and the floor."""
+def walk_rows(raw, prefix):
+    """The walk records of RAW whose label starts with prefix (a section of their own)."""
     with open(raw) as f:
         recs = [json.loads(line) for line in f if line.strip()]
-    rows = [r for r in recs if r["kind"] == "walk" and r["label"].startswith("native:")]
+    return [r for r in recs if r["kind"] == "walk" and r["label"].startswith(prefix)]
+
+
+def native(raw, tcpu, hz):
+    """Section 8: the walk's cost with --native, next to the Python-only walk and the floor."""
+    rows = walk_rows(raw, "native:")
     if not rows:
         return
     out = []
@@ -461,9 +466,7 @@ def native(raw, tcpu, hz):
 
 def asyncio_section(raw, tcpu, hz):
     """Section 9: the walk's cost with --async-aware, next to the walk without it and the floor."""
-    with open(raw) as f:
-        recs = [json.loads(line) for line in f if line.strip()]
-    rows = [r for r in recs if r["kind"] == "walk" and r["label"].startswith("async:")]
+    rows = walk_rows(raw, "async:")
     if not rows:
         return
     out = []
