@@ -20,7 +20,7 @@ SECONDS = "4"
 
 
 def record(py, args, out):
-    r = tb.run(["--async-aware", "-q", "-d", "8", "-o", out, "--", py,
+    r = tb.run(["--async-aware", "-q", "-r", "299", "-d", "8", "-o", out, "--", py,
                 tb.workload("async_tasks.py"), SECONDS] + args, timeout=60)
     if r.returncode:
         raise AssertionError("exit %d: %s" % (r.returncode, r.stderr.strip()[-400:]))
@@ -97,8 +97,8 @@ def test_before_3_14():
     return lines[0]
 
 
-def main():
-    only = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
+def checks():
+    """[(name, function, args...)]: every check of this file (tests/integration/run.py runs them too)."""
     checks = []
     for minor in (14, 15):
         if os.path.exists(SID % minor):
@@ -107,7 +107,12 @@ def main():
             checks.append(("async_hostile_names_3.%d" % minor, test_hostile, minor))
     if os.path.exists(SID % 13):
         checks.append(("async_before_3.14", test_before_3_14))
-    for name, fn, *args in checks:
+    return checks
+
+
+def main():
+    only = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
+    for name, fn, *args in checks():
         if only in name:
             tb.check(name, fn, *args)
     print("%d passed, %d failed" % (tb.results["passed"], tb.results["failed"]))

@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tb  # noqa: E402
+import async_aware  # noqa: E402
 
 results = tb.results
 TMP = tempfile.mkdtemp(prefix="tb-it-")
@@ -1080,6 +1081,9 @@ def main():
         if only and only not in fn.__name__:
             continue
         check(fn.__name__, fn)
+    for name, fn, *args in async_aware.checks():  # --async-aware on sid 3.14 / 3.15
+        if not (only and only not in name):
+            check(name, fn, *args)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 0 if results["failed"] == 0 and results["passed"] > 0 else 1
 
