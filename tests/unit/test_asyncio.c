@@ -5,7 +5,9 @@
  * longer than the bound), a reused address (another coroutine), not a task, hostile names
  * (control characters kept, long ones cut); model/tasks.c's cache (one read per task and
  * refresh period) and profile.c's placement of the <task NAME> frames at the root of the
- * task's coroutine frames, with the awaiters below. */
+ * task's coroutine frames, with the awaiters below; the AsyncioDebug section parser on
+ * lying copies, and the version table against the sections of the sid 3.14 and 3.15 builds
+ * when they are installed. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,7 +18,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include "cpython/asyncio.h"
+#include "proc/elfsym.h"
 #include "model/profile.h"
 #include "helpers.h"
 
@@ -292,6 +296,64 @@ static void test_profile_frames(void **state)
 	tb_profile_free(&p);
 }
 
+static void test_debug_section(void **state)
+{
+	static const struct { uint32_t hex; const char *file; } builds[] = {
+		{ 0x030e0af0, "/var/cache/tachyon-bpf/pythons/lib/python3.14/lib-dynload/_asyncio.cpython-314-x86_64-linux-gnu.so" },
+		{ 0x030f02f0, "/var/cache/tachyon-bpf/pythons/root/usr/bin/python3.15" },
+	};
+	uint64_t v[13] = { 0xa8, 0x88, 0x60, 0x6c, 0x6d, 0x80, 0x98, 0x37248, 0x2a80, 0x3a8, 0x360, 0x368, 0x370 };
+	struct tb_asyncio_offsets a;
+	uint16_t running;
+	char err[160];
+
+	(void)state;
+	assert_int_equal(tb_asyncio_parse_debug((unsigned char *)v, sizeof(v), &a, &running, err, sizeof(err)), 0);
+	assert_int_equal(running, 0x368);
+	assert_int_equal(a.task_coro, 0x80);
+	assert_int_equal(tb_asyncio_parse_debug((unsigned char *)v, 100, &a, &running, err, sizeof(err)), -1);
+	v[5] = 0xa4;                                 /* task_coro past the task */
+	assert_int_equal(tb_asyncio_parse_debug((unsigned char *)v, sizeof(v), &a, &running, err, sizeof(err)), -1);
+	v[5] = 0x81;                                 /* misaligned */
+	assert_int_equal(tb_asyncio_parse_debug((unsigned char *)v, sizeof(v), &a, &running, err, sizeof(err)), -1);
+	v[5] = 0x80;
+	v[0] = 1u << 20;                             /* a huge task */
+	assert_int_equal(tb_asyncio_parse_debug((unsigned char *)v, sizeof(v), &a, &running, err, sizeof(err)), -1);
+	/* the version table is what the builds' own sections say */
+	for (size_t i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+		int fd = open(builds[i].file, O_RDONLY | O_CLOEXEC);
+		struct tb_elf e;
+		struct tb_layout l;
+		const struct tb_asyncio_offsets *t;
+		GElf_Shdr sh;
+		Elf_Scn *scn;
+		Elf_Data *d;
+
+		if (fd < 0) {
+			printf("  (no %s: not compared)\n", builds[i].file);
+			continue;
+		}
+		assert_int_equal(tb_elf_open_fd(fd, &e), 0);
+		scn = tb_elf_scn(e.elf, ".AsyncioDebug", &sh);
+		assert_non_null(scn);
+		d = tb_elf_data(e.elf, scn);
+		assert_non_null(d);
+		assert_int_equal(tb_asyncio_parse_debug(d->d_buf, d->d_size, &a, &running, err, sizeof(err)), 0);
+		assert_int_equal(tb_layout_builtin(builds[i].hex, &l), 0);
+		t = tb_asyncio_offsets(&l);
+		assert_non_null(t);
+		assert_int_equal(running, l.bpf.tstate_running_task);
+		assert_int_equal(a.task_coro, l.bpf.task_coro);
+		assert_int_equal(a.task_size, t->task_size);
+		assert_int_equal(a.task_name, t->task_name);
+		assert_int_equal(a.task_awaited_by, t->task_awaited_by);
+		assert_int_equal(a.task_is_task, t->task_is_task);
+		assert_int_equal(a.task_awaited_by_is_set, t->task_awaited_by_is_set);
+		assert_int_equal(a.task_coro, t->task_coro);
+		tb_elf_close(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_awaiters),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_profile_frames),
+		cmocka_unit_test(test_debug_section),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -30,6 +30,51 @@ const struct tb_asyncio_offsets *tb_asyncio_offsets(const struct tb_layout *l)
 	return v->asyncio;
 }
 
+/* Py_AsyncioModuleDebugOffsets: asyncio_task_object {size, task_name, task_awaited_by,
+ * task_is_task, task_awaited_by_is_set, task_coro, task_node}, asyncio_interpreter_state
+ * {size, asyncio_tasks_head}, asyncio_thread_state {size, asyncio_running_loop,
+ * asyncio_running_task, asyncio_tasks_head}. */
+enum { D_TASK_SIZE, D_NAME, D_AWAITED_BY, D_IS_TASK, D_IS_SET, D_CORO, D_NODE, D_INTERP_SIZE,
+       D_INTERP_HEAD, D_TSTATE_SIZE, D_LOOP, D_RUNNING_TASK, D_TSTATE_HEAD, D_VALUES };
+_Static_assert(D_VALUES * 8 == TB_ASYNCIO_DEBUG_SIZE, "13 values");
+
+int tb_asyncio_parse_debug(const unsigned char *buf, size_t len, struct tb_asyncio_offsets *out,
+			   uint16_t *tstate_running_task, char *err, size_t errlen)
+{
+	uint64_t v[D_VALUES];
+	const struct { int at; unsigned width; int in; const char *name; } fields[] = {
+		{ D_NAME, 8, D_TASK_SIZE, "task_name" }, { D_AWAITED_BY, 8, D_TASK_SIZE, "task_awaited_by" },
+		{ D_IS_TASK, 1, D_TASK_SIZE, "task_is_task" }, { D_IS_SET, 1, D_TASK_SIZE, "task_awaited_by_is_set" },
+		{ D_CORO, 8, D_TASK_SIZE, "task_coro" }, { D_RUNNING_TASK, 8, D_TSTATE_SIZE, "asyncio_running_task" },
+	};
+
+	if (!buf || len < TB_ASYNCIO_DEBUG_SIZE) {
+		snprintf(err, errlen, "the AsyncioDebug section has %zu bytes, %d needed", len, TB_ASYNCIO_DEBUG_SIZE);
+		return -1;
+	}
+	memcpy(v, buf, sizeof(v));
+	if (v[D_TASK_SIZE] > TASK_READ_MAX || v[D_TSTATE_SIZE] > 0xffff) {
+		snprintf(err, errlen, "the AsyncioDebug section claims a %llu-byte task, a %llu-byte thread state",
+			 (unsigned long long)v[D_TASK_SIZE], (unsigned long long)v[D_TSTATE_SIZE]);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (v[fields[i].at] + fields[i].width > v[fields[i].in] || (fields[i].width == 8 && v[fields[i].at] % 8)) {
+			snprintf(err, errlen, "the AsyncioDebug section's %s (%llu) is outside its struct or misaligned",
+				 fields[i].name, (unsigned long long)v[fields[i].at]);
+			return -1;
+		}
+	memset(out, 0, sizeof(*out));
+	out->task_size = (uint16_t)v[D_TASK_SIZE];
+	out->task_name = (uint16_t)v[D_NAME];
+	out->task_awaited_by = (uint16_t)v[D_AWAITED_BY];
+	out->task_is_task = (uint16_t)v[D_IS_TASK];
+	out->task_awaited_by_is_set = (uint16_t)v[D_IS_SET];
+	out->task_coro = (uint16_t)v[D_CORO];
+	*tstate_running_task = (uint16_t)v[D_RUNNING_TASK];
+	return 0;
+}
+
 static int is_aligned_ptr(uint64_t p)
 {
 	return p && !(p & 7) && p < (1ull << 47);

@@ -29,6 +29,13 @@ struct tb_task_chain {
 	char name[TB_TASK_CHAIN][TB_TASK_NAME_MAX];
 };
 
+/* Bytes of Py_AsyncioModuleDebugOffsets (3.14, 3.15): 13 u64 values. */
+#define TB_ASYNCIO_DEBUG_SIZE 104
+/* Parse a copy of the _asyncio module's AsyncioDebug section (untrusted: every value is
+ * range-checked) into *out and the thread state's asyncio_running_task offset. 0, or -1
+ * with one sentence in err. */
+int tb_asyncio_parse_debug(const unsigned char *buf, size_t len, struct tb_asyncio_offsets *out,
+			   uint16_t *tstate_running_task, char *err, size_t errlen);
 /* The offsets for layout l, or NULL: no task attribution (before 3.14, free-threaded). */
 const struct tb_asyncio_offsets *tb_asyncio_offsets(const struct tb_layout *l);
 /* Read task (a TaskObj of pid) whose coroutine's low 32 bits are coro32 (what the BPF
