@@ -73,6 +73,15 @@ check_left() { # S NAME TOPPID CHILDPID
 	T kill-session -t "$s" 2>/dev/null
 }
 
+# q in session S, then check_left under NAME "q" with the program and its child as they were.
+quit_checked() { # S NAME
+	local tpid cpid
+	tpid=$(top_pid "$1")
+	cpid=$(pgrep -P "${tpid:-0}" | head -1)
+	T send-keys -t "$1" q
+	check_left "$1" "$2 q" "$tpid" "$cpid"
+}
+
 # --- plain view: status, sort and filter keys, layout, q -------------------
 s=plain
 start $s "./tachyon-bpf top -r 499 -- $PY $WORK 20"
@@ -162,10 +171,7 @@ wait_for $s '\[kernel\] +do_syscall_64' 5
 check "--kernel t: do_syscall_64 by total" $? "$(screen $s)"
 check "--kernel: read_zero (Python) listed with its file" "$(screen $s | grep -q 'read_zero (.*py:'; echo $?)" "$(screen $s)"
 check "--kernel 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
-tpid=$(top_pid $s)
-cpid=$(pgrep -P "${tpid:-0}" | head -1)
-T send-keys -t $s q
-check_left $s "--kernel q" "$tpid" "$cpid"
+quit_checked $s "--kernel"
 
 # --- --native: native functions with their library ---------------------------
 s=native
@@ -175,10 +181,7 @@ check "--native: a libz function listed with its library" $? "$(screen $s)"
 T send-keys -t $s t
 check "--native t: compress_loop (Python) listed by total with its file" "$(wait_for $s 'compress_loop \(.*py:' 5; echo $?)" "$(screen $s)"
 check "--native 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
-tpid=$(top_pid $s)
-cpid=$(pgrep -P "${tpid:-0}" | head -1)
-T send-keys -t $s q
-check_left $s "--native q" "$tpid" "$cpid"
+quit_checked $s "--native"
 
 # --- --async-aware: task rows, y filters by the running task -----------------
 APY=/var/cache/tachyon-bpf/pythons/bin/python3.14
@@ -199,10 +202,7 @@ if [ -x "$APY" ]; then
 	wait_for $s 'alpha_work' 5 && ! screen $s | grep -q 'beta_work'
 	check "--async-aware y: task alpha's view has alpha_work, not beta_work" $? "$(screen $s)"
 	check "--async-aware 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
-	tpid=$(top_pid $s)
-	cpid=$(pgrep -P "${tpid:-0}" | head -1)
-	T send-keys -t $s q
-	check_left $s "--async-aware q" "$tpid" "$cpid"
+	quit_checked $s "--async-aware"
 fi
 
 # --- not a terminal ---------------------------------------------------------
