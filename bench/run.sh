@@ -30,7 +30,12 @@
 #      next to the Python-only walk and the floor: Debian 3.11 (unwind
 #      tables), sid 3.15 (frame pointers), and pyenv 3.10 at --native-depth
 #      5/20/50 (the cost per native frame).
-# Sections 6-8 alone replace their part of OUT and keep the rest.
+#   9. async: BPF run time per sample with --async-aware (the running task and its
+#      coroutine read per sample) on tests/workloads/async_tasks.py (two tasks
+#      spinning under a gathering parent), next to the same walk without the flag
+#      and the floor: sid 3.14 and 3.15; and with --bench-task-reads TASK_READS (the two
+#      reads made that many more times: their cost amplified above the run-to-run noise).
+# Sections 6-9 alone replace their part of OUT and keep the rest.
 # Prints the tables on stdout (progress on stderr) and writes the same to
 # bench/results-latest.md.  Benchmarks, not tests: slow numbers never fail
 # the script; broken tooling (build, load, bpftool, a workload) does.
@@ -53,6 +58,7 @@
 #   SECTIONS="walk threads native overhead multi wall"  which sections to run (or as arguments)
 #   PY310=auto PY315=auto NATIVE_DEPTHS="5 20 50" NATIVE_WARM_MS=1500   section 8 (auto: pyenv
 #                            3.10, sid 3.15; none: skip; time left out at the start)
+#   PY314=auto (and PY315 above) TASK_READS=32   section 9 (auto: sid 3.14 / 3.15; none: skip)
 #   SOAK_MIN=10 SOAK_HZ=1000 SOAK_EVERY=30    section 6: minutes, rate, seconds per row
 #   SOAK_SCOPE=cgroup                         sections 6-7: cgroup (only the generator's own
 #                                             cgroup v2, via --cgroup) or host (every Python process)
@@ -85,6 +91,8 @@ MULTI_HZ=${MULTI_HZ:-1000}
 SECTIONS=${SECTIONS:-walk threads native overhead multi wall}
 PY310=${PY310:-auto}
 PY315=${PY315:-auto}
+PY314=${PY314:-auto}
+TASK_READS=${TASK_READS:-32}
 NATIVE_DEPTHS=${NATIVE_DEPTHS:-5 20 50}
 NATIVE_WARM_MS=${NATIVE_WARM_MS:-1500}
 (($#)) && SECTIONS="$*"
@@ -197,6 +205,8 @@ target_argv() {
 	local py=$1 spec=$2 secs=$3 n m churn
 	if [[ $spec == syscalls ]]; then
 		TARGET=("$py" "$ROOT/tests/workloads/syscalls.py" "$secs" read)
+	elif [[ $spec == async ]]; then
+		TARGET=("$py" "$ROOT/tests/workloads/async_tasks.py" "$secs")
 	elif [[ $spec == threads:* ]]; then
 		IFS=: read -r _ n m churn <<<"$spec"
 		TARGET=("$py" "$ROOT/bench/many_threads.py" "$n" "$m" "$secs" ${churn:+"$churn"})
@@ -358,6 +368,27 @@ if want native; then
 	stats_off
 fi
 
+# ---------------------------------------------------------------- section 9
+# --async-aware: two spinning tasks under a gathering parent, with and without the flag.
+if want async; then
+	supports --async-aware || die "this build has no --async-aware"
+	PY314=$(pick_python "$PY314" /var/cache/tachyon-bpf/pythons/bin/python3.14)
+	PY315=$(pick_python "$PY315" /var/cache/tachyon-bpf/pythons/bin/python3.15)
+	stats_on
+	log "section 9: --async-aware (REPS=$REPS, ${SECS}s each, $WALK_HZ Hz, CPU $TCPU)"
+	for rep in $(seq "$REPS"); do
+		for py in "$PY314" "$PY315"; do
+			[[ $py == none ]] && continue
+			walk_once "async: $(pyname "$py"), without the flag" walker "$rep" "$py" async
+			walk_once "async: $(pyname "$py"), without the flag" floor "$rep" "$py" async
+			walk_once "async: $(pyname "$py"), --async-aware" walker "$rep" "$py" async --async-aware
+			walk_once "async: $(pyname "$py"), --async-aware --bench-task-reads $TASK_READS" walker "$rep" "$py" async \
+				--async-aware --bench-task-reads "$TASK_READS"
+		done
+	done
+	stats_off
+fi
+
 # ---------------------------------------------------------------- sections 2-3
 # Run a command in its own session (= its own autogroup) at autogroup nice
 # ONICE: the same treatment for the runs with and without the profiler.
@@ -480,12 +511,13 @@ fi
 if ! want walk && ! want overhead && ! want multi && ! want wall; then
 	# only the churn and native sections: they replace their own part of OUT
 	want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
-	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md"; do
+	want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
+	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md"; do
 		[[ -f $f ]] || continue
 		"$HPY" - "$OUT" "$f" <<'PYEOF'
 import re, sys
 out, new = sys.argv[1], open(sys.argv[2]).read().strip("\n")
-head = new.split("\n", 1)[0]                       # "## 6. ...", "## 7. ..." or "## 8. ..."
+head = new.split("\n", 1)[0]                       # "## 6. ...", "## 7. ...", "## 8. ..." or "## 9. ..."
 number = head.split()[1]
 try:
     old = open(out).read()
@@ -535,7 +567,8 @@ alt_desc=$PY_ALT
 "$HPY" "$ROOT/bench/stats.py" render "$RAW" "$TMP/header.env" >"$TMP/results.md"
 [[ -f $TMP/wall.md ]] && cat "$TMP/wall.md" >>"$TMP/results.md"
 want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
-for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md"; do
+want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
+for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md"; do
 	[[ -f $f ]] && cat "$f" >>"$TMP/results.md"
 done
 cp "$TMP/results.md" "$OUT"

@@ -9,6 +9,7 @@
 const struct tb_cap_section tb_cap_sections[] = {
 	{ TB_CAP_SEC_TIMELINE, "timeline", tb_cap_timeline_present, tb_cap_timeline_write,
 	  tb_cap_timeline_read },
+	{ TB_CAP_SEC_TASKS, "tasks", tb_cap_tasks_present, tb_cap_tasks_write, tb_cap_tasks_read },
 	{ 0, NULL, NULL, NULL, NULL },
 };
 
