@@ -39,6 +39,7 @@ static const size_t scaled[] = {
 	offsetof(struct tb_profile, merged),
 	offsetof(struct tb_profile, unmerged),
 	offsetof(struct tb_profile, native_truncated),
+	offsetof(struct tb_profile, task_samples),
 };
 
 static void scale(uint64_t *v, double share)
