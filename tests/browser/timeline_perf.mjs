@@ -27,6 +27,7 @@ await runPageTest({ viewport: { width: 1400, height: 900 } }, null, async (b) =>
     const t0 = Date.now();
     const shown = await ev(page, ([a, z]) => window.tbView.timeRange(a, z), [span * 0.1, span * 0.1 + 300]);
     brushes.push(Date.now() - t0);
+    if (!i) console.log('# brush ' + JSON.stringify(await ev(page, () => { const t = window.tbView.timings; return { slice: Math.round(t.brushSlice), ingest: Math.round(t.brushIngest), select: Math.round(t.lastSelect) }; })));
     check(`run ${i + 1}: a 5-minute range shows part of the samples`, shown > 0 && shown < whole, `${shown} of ${whole}`);
     await page.close();
   }
