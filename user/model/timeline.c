@@ -33,10 +33,11 @@ static uint64_t clock_ns(clockid_t id)
 
 void tb_timeline_start(struct tb_timeline *t, uint64_t mono_ns)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now;
 
 	if (t->on)
 		return;
+	now = clock_ns(CLOCK_MONOTONIC); /* once: a clock read per sample would cost more than the rest */
 	t->on = 1;
 	t->origin_ns = mono_ns;
 	t->width_ns = TB_TL_FIRST_NS;
@@ -78,16 +79,38 @@ void tb_timeline_normalize(struct tb_timeline *t)
 	series_normalize(&t->states);
 }
 
+/* Every bucket of s twice as wide, in one pass without sorting: a cell
+ * joins its series' newest cell when they now share a bucket (a series'
+ * cells arrive in time order; one that came late stays a cell of its own,
+ * which tb_timeline_normalize merges). */
+static void halve(struct tb_tseries *s)
+{
+	uint32_t n = 0;
+
+	if (s->nlast)
+		memset(s->last, 0, (size_t)s->nlast * sizeof(*s->last));
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct tb_tcell c = s->c[i];
+		uint32_t l = c.series < s->nlast ? s->last[c.series] : 0;
+
+		c.bucket >>= 1;
+		if (l && s->c[l - 1].bucket == c.bucket) {
+			s->c[l - 1].count += c.count;
+			continue;
+		}
+		s->c[n] = c;
+		if (c.series < s->nlast)
+			s->last[c.series] = n + 1;
+		n++;
+	}
+	s->n = n;
+}
+
 /* Every bucket twice as wide: pairs of buckets merged. */
 static void coarsen(struct tb_timeline *t)
 {
-	struct tb_tseries *kinds[] = { &t->stacks, &t->states };
-
-	for (int k = 0; k < 2; k++) {
-		for (uint32_t i = 0; i < kinds[k]->n; i++)
-			kinds[k]->c[i].bucket >>= 1;
-		series_normalize(kinds[k]);
-	}
+	halve(&t->stacks);
+	halve(&t->states);
 	t->width_ns *= 2;
 	t->nbuckets = (t->nbuckets + 1) / 2;
 }
