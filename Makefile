@@ -27,7 +27,7 @@ LIB_OBJ  := $(filter-out $(SKEL_OBJ) $(MAIN_OBJ),$(OBJ)) $(B)/out/assets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all clean test unit lib vmlinux bench layers FORCE
+.PHONY: all clean test unit lib print-ldlibs vmlinux bench layers FORCE
 all: tachyon-bpf
 
 $(B)/tachyon.bpf.o: bpf/tachyon.bpf.c include/tachyon.h vmlinux/vmlinux.h
@@ -63,6 +63,10 @@ $(B)/libtachyon.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 lib: $(B)/libtachyon.a
+
+# the libraries libtachyon.a needs, for links outside this file (tests/fuzz/run.sh)
+print-ldlibs:
+	@echo $(LDLIBS)
 
 tachyon-bpf: $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a
 	$(CC) $(CFLAGS) -o $@ $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a $(LDLIBS)

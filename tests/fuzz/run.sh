@@ -18,7 +18,7 @@ mkdir -p "$OUT/corpus" "$OUT/seeds" "$OUT/artifacts"
 FLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
 make -C "$ROOT" -s B=build/fuzz CC="$CLANG" CFLAGS="$FLAGS" build/fuzz/libtachyon.a
 $CLANG $FLAGS -fsanitize=fuzzer -std=gnu11 -Wall -Wextra -I"$ROOT/include" -I"$ROOT/user" \
-	"$ROOT/tests/fuzz/fuzz_capture.c" "$OUT/libtachyon.a" -lelf -lz -lm -o "$OUT/fuzz_capture"
+	"$ROOT/tests/fuzz/fuzz_capture.c" "$OUT/libtachyon.a" $(make -s -C "$ROOT" print-ldlibs) -o "$OUT/fuzz_capture"
 
 # Seeds: each capture and its decompressed payload: the golden captures and
 # the crafted regression corpus (tests/hostile/captures); or CAPTURE alone.
