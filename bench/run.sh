@@ -30,12 +30,17 @@
 #      next to the Python-only walk and the floor: Debian 3.11 (unwind
 #      tables), sid 3.15 (frame pointers), and pyenv 3.10 at --native-depth
 #      5/20/50 (the cost per native frame).
-#   9. anchors: CPython 3.15's own sampler (Tachyon, `python3.15 -m
-#      profiling.sampling attach`) next to tachyon-bpf and the empty program on the
-#      same 3.15 target in one run: the walk at DEPTHS (the per-frame fit), then
-#      bench/anchors.py: target slowdown, profiler CPU and RSS at RATES, rounds
-#      of none / tachyon-bpf / floor / Tachyon in rotated order.
-# Sections 6-9 alone replace their part of OUT and keep the rest.
+#   9. async: BPF run time per sample with --async-aware (the running task and its
+#      coroutine read per sample) on tests/workloads/async_tasks.py (two tasks
+#      spinning under a gathering parent), next to the same walk without the flag
+#      and the floor: sid 3.14 and 3.15; and with --bench-task-reads TASK_READS (the two
+#      reads made that many more times: their cost amplified above the run-to-run noise).
+#   10. anchors: CPython 3.15's own sampler (Tachyon, `python3.15 -m
+#       profiling.sampling attach`) next to tachyon-bpf and the empty program on the
+#       same 3.15 target in one run: the walk at DEPTHS (the per-frame fit), then
+#       bench/anchors.py: target slowdown, profiler CPU and RSS at RATES, rounds
+#       of none / tachyon-bpf / floor / Tachyon in rotated order.
+# Sections 6-10 alone replace their part of OUT and keep the rest.
 # BPF run-time statistics are kept on by a BPF_ENABLE_STATS descriptor
 # (bench/bpf_stats_hold.py) besides the sysctl: another job of a shared
 # machine turning kernel.bpf_stats_enabled off does not stop them.
@@ -63,9 +68,10 @@
 #                            cost of the perf interrupts alone; "" = none)
 #   NPROCS=20 MULTI_SECS=5 MULTI_HZ=1000      section 4
 #   SECTIONS="walk threads native overhead multi wall anchors"  which sections to run (or as arguments)
-#   ANCHOR_ROUNDS=3 ANCHOR_SCALE=1.0          section 9 (rates: RATES; target: PY315)
+#   ANCHOR_ROUNDS=3 ANCHOR_SCALE=1.0          section 10 (rates: RATES; target: PY315)
 #   PY310=auto PY315=auto NATIVE_DEPTHS="5 20 50" NATIVE_WARM_MS=1500   section 8 (auto: pyenv
 #                            3.10, sid 3.15; none: skip; time left out at the start)
+#   PY314=auto (and PY315 above) TASK_READS=32   section 9 (auto: sid 3.14 / 3.15; none: skip)
 #   SOAK_MIN=10 SOAK_HZ=1000 SOAK_EVERY=30    section 6: minutes, rate, seconds per row
 #   SOAK_SCOPE=cgroup                         sections 6-7: cgroup (only the generator's own
 #                                             cgroup v2, via --cgroup) or host (every Python process)
@@ -100,6 +106,8 @@ ANCHOR_ROUNDS=${ANCHOR_ROUNDS:-3}
 ANCHOR_SCALE=${ANCHOR_SCALE:-1.0}
 PY310=${PY310:-auto}
 PY315=${PY315:-auto}
+PY314=${PY314:-auto}
+TASK_READS=${TASK_READS:-32}
 NATIVE_DEPTHS=${NATIVE_DEPTHS:-5 20 50}
 NATIVE_WARM_MS=${NATIVE_WARM_MS:-1500}
 WALK_WARM_MS=${WALK_WARM_MS:-2500}
@@ -221,6 +229,8 @@ target_argv() {
 	local py=$1 spec=$2 secs=$3 n m churn
 	if [[ $spec == syscalls ]]; then
 		TARGET=("$py" "$ROOT/tests/workloads/syscalls.py" "$secs" read)
+	elif [[ $spec == async ]]; then
+		TARGET=("$py" "$ROOT/tests/workloads/async_tasks.py" "$secs")
 	elif [[ $spec == threads:* ]]; then
 		IFS=: read -r _ n m churn <<<"$spec"
 		TARGET=("$py" "$ROOT/bench/many_threads.py" "$n" "$m" "$secs" ${churn:+"$churn"})
@@ -386,13 +396,34 @@ if want native; then
 fi
 
 # ---------------------------------------------------------------- section 9
+# --async-aware: two spinning tasks under a gathering parent, with and without the flag.
+if want async; then
+	supports --async-aware || die "this build has no --async-aware"
+	PY314=$(pick_python "$PY314" /var/cache/tachyon-bpf/pythons/bin/python3.14)
+	PY315=$(pick_python "$PY315" /var/cache/tachyon-bpf/pythons/bin/python3.15)
+	stats_on
+	log "section 9: --async-aware (REPS=$REPS, ${SECS}s each, $WALK_HZ Hz, CPU $TCPU)"
+	for rep in $(seq "$REPS"); do
+		for py in "$PY314" "$PY315"; do
+			[[ $py == none ]] && continue
+			walk_once "async: $(pyname "$py"), without the flag" walker "$rep" "$py" async
+			walk_once "async: $(pyname "$py"), without the flag" floor "$rep" "$py" async
+			walk_once "async: $(pyname "$py"), --async-aware" walker "$rep" "$py" async --async-aware
+			walk_once "async: $(pyname "$py"), --async-aware --bench-task-reads $TASK_READS" walker "$rep" "$py" async \
+				--async-aware --bench-task-reads "$TASK_READS"
+		done
+	done
+	stats_off
+fi
+
+# ---------------------------------------------------------------- section 10
 # Anchors: the walk on the 3.15 target (the fit), then Tachyon next to tachyon-bpf.
 if want anchors; then
 	PY315=$(pick_python "$PY315" /var/cache/tachyon-bpf/pythons/bin/python3.15)
 	[[ $PY315 != none ]] || die "section anchors needs CPython 3.15 (PY315=)"
 	"$PY315" -c 'import profiling.sampling' 2>/dev/null || die "$PY315 has no profiling.sampling (Tachyon)"
 	stats_on
-	log "section 9: anchors, walk on $(pyname "$PY315") (REPS=$REPS, DEPTHS=$DEPTHS)"
+	log "section 10: anchors, walk on $(pyname "$PY315") (REPS=$REPS, DEPTHS=$DEPTHS)"
 	for rep in $(seq "$REPS"); do
 		for depth in $DEPTHS; do
 			walk_once "anchors: depth $depth" walker "$rep" "$PY315" "$depth"
@@ -400,7 +431,7 @@ if want anchors; then
 		done
 	done
 	stats_off
-	log "section 9: anchors, overhead at $RATES Hz, $ANCHOR_ROUNDS rounds"
+	log "section 10: anchors, overhead at $RATES Hz, $ANCHOR_ROUNDS rounds"
 	"$HPY" "$ROOT/bench/anchors.py" "$TB" "$PY315" "$RAW" --rates "$RATES" --rounds "$ANCHOR_ROUNDS" \
 		--scale "$ANCHOR_SCALE" || die "bench/anchors.py failed"
 fi
@@ -528,12 +559,13 @@ if ! want walk && ! want overhead && ! want multi && ! want wall; then
 	# only the churn and native sections: they replace their own part of OUT
 	want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
 	want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
-	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/anchors.md"; do
+	want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
+	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md"; do
 		[[ -f $f ]] || continue
 		"$HPY" - "$OUT" "$f" <<'PYEOF'
 import re, sys
 out, new = sys.argv[1], open(sys.argv[2]).read().strip("\n")
-head = new.split("\n", 1)[0]                       # "## 6. ..." .. "## 9. ..."
+head = new.split("\n", 1)[0]                       # "## 6. ..." .. "## 10. ..."
 number = head.split()[1]
 try:
     old = open(out).read()
@@ -586,7 +618,8 @@ alt_desc=$PY_ALT
 [[ -f $TMP/wall.md ]] && cat "$TMP/wall.md" >>"$TMP/results.md"
 want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
 want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
-for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/anchors.md"; do
+want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
+for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md"; do
 	[[ -f $f ]] && cat "$f" >>"$TMP/results.md"
 done
 cp "$TMP/results.md" "$OUT"

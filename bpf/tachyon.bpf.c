@@ -35,6 +35,10 @@ const volatile __u32 cgroup_filter = 0;
 const volatile __u32 kernel_stacks = 0;
 /* --native: native user frames recorded per sample, at most (0: off). */
 const volatile __u32 native_depth = 0;
+/* --async-aware: read the thread's running asyncio task (3.14+) into each record. */
+const volatile __u32 async_aware = 0;
+/* Benchmarks only (--bench-task-reads N): the running task read N more times per sample. */
+const volatile __u32 bench_task_reads = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -574,7 +578,8 @@ static __always_inline void fill_header(struct scratch *s, __u32 pid, __u32 tid,
 	s->sample.hdr.nkernel = 0;
 	s->sample.hdr.nnative = 0;
 	s->sample.hdr.native_stop = 0;
-	s->sample.hdr.reserved = 0;
+	s->sample.hdr.task_coro = 0;
+	s->sample.hdr.task = 0;
 }
 
 /* Waking the agent per record costs a context switch per sample (and in
@@ -876,6 +881,26 @@ static __always_inline void native_stack(void *ctx, struct scratch *s, __u32 fla
 	s->lead = s->sample.hdr.nkernel + s->sample.hdr.nnative;
 }
 
+/* --async-aware: the thread's running asyncio task (_PyThreadStateImpl's
+ * asyncio_running_task, 3.14+) and the low bits of its coroutine, which let
+ * the agent tell a reused task address apart; names and await chains are
+ * read by the agent (user/cpython/asyncio.c).  Two reads per sample. */
+static __always_inline void running_task(struct scratch *s, __u64 tstate)
+{
+	__u64 task;
+
+	if (!async_aware || !s->off.tstate_running_task)
+		return;
+	task = read_ptr(tstate + s->off.tstate_running_task);
+	for (__u32 i = 0; i < 64 && i < bench_task_reads; i++)
+		s->sample.hdr.task_coro ^= (__u32)read_ptr(read_ptr(tstate + s->off.tstate_running_task) +
+							   s->off.task_coro);
+	if (!task)
+		return;
+	s->sample.hdr.task = task;
+	s->sample.hdr.task_coro = (__u32)read_ptr(task + s->off.task_coro);
+}
+
 /* Walk the current task's Python stack into a record and submit it. */
 static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
 					   __u32 flags, __u64 value)
@@ -904,6 +929,7 @@ static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u3
 		s->flags |= TB_F_NO_TSTATE;
 	} else {
 		thread_status(s, proc, tstate);
+		running_task(s, tstate);
 		if ((s->flags & TB_F_OFF_CPU) && s->gil) {
 			/* blocked in futex() on the GIL's mutex or condition? */
 			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());

@@ -69,7 +69,9 @@ struct tb_sample_hdr {
 	__u16 depth;     /* Python frames (struct tb_frame), after the kernel and native words */
 	__u16 nkernel;   /* kernel PCs (__u64, leaf first) right after the header */
 	__u16 nnative;   /* native words (__u64, leaf first) after the kernel PCs: pc | TB_NF_* */
-	__u32 reserved;
+	__u32 task_coro; /* --async-aware: low 32 bits of the running task's coroutine (tells a
+			  * reused task address apart), 0: none */
+	__u64 task;      /* --async-aware: the thread's running asyncio task (3.14+), 0: none */
 };
 
 /* Deepest kernel and native stacks a record holds (--kernel, --native). */
@@ -163,6 +165,9 @@ struct tb_py_offsets {
 	 * into co_tlbc->entries[tlbc_index], its thread's copy; TB_NO_OFFSET: none */
 	__u16 frame_tlbc_index;        /* frame -> tlbc_index (int32) */
 	__u16 code_tlbc;               /* code -> co_tlbc (_PyCodeArray *: size, entries[]) */
+	/* asyncio (3.14+, read only with --async-aware): 0: none */
+	__u16 tstate_running_task;     /* _PyThreadStateImpl -> asyncio_running_task (TaskObj *) */
+	__u16 task_coro;               /* TaskObj -> task_coro */
 };
 
 #define TB_TSTATE_BUF 256

@@ -109,7 +109,7 @@ counted exports /usr/bin/python3 tests/integration/exports.py
 # native unwinding from .eh_frame: tables vs readelf, the user-space reference unwinder vs
 # libdwfl on every interpreter (tests/unwind/run.py); then --native for real (tests/native/run.py)
 counted unwind-reference python3 tests/unwind/run.py
-counted native python3 tests/native/run.py
+counted native "${with_ft[@]}" python3 tests/native/run.py
 counted python-thread-names "${with_ft[@]}" bash tests/pythreads/check.sh
 counted top bash tests/top/run.sh
 if [ -n "$ft_python" ]; then

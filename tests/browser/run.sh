@@ -24,6 +24,8 @@
 #               "hide kernel" toggles on a generated page (gen_profile.py kinds; the realistic page
 #               has no toggles), on the golden capture with hidden kernel symbols, then on a
 #               capture of tests/workloads/syscalls.py with --kernel (root: BPF) in wall mode
+#   tasks       asyncio task frames (tasks.test.mjs): the task selector on a --async-aware capture of
+#               tests/workloads/async_tasks.py with hostile task names (root: BPF; sid 3.14)
 #   all         every suite above, one after the other
 #
 # Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
@@ -212,17 +214,27 @@ suite_kinds() {
 	page_test kinds.test.mjs "$out/kernel.html" "$out/kernel.json" --label kernel-capture
 }
 
+suite_tasks() {
+	local apy=/var/cache/tachyon-bpf/pythons/bin/python3.14
+	need_binary
+	fresh_out
+	[ -x "$apy" ] || apy=/var/cache/tachyon-bpf/pythons/bin/python3.15
+	step "capture async_tasks.py with --async-aware, hostile names (3 s at 499 Hz)" "$bin" -q --async-aware -r 499 \
+		-o "$out/tasks.html" -o "$out/tasks.json" -- "$apy" "$wl/async_tasks.py" 3 hostile
+	page_test tasks.test.mjs "$out/tasks.html" "$out/tasks.json" --label tasks
+}
+
 suite_all() {
 	local s
-	for s in synthetic real diff opcodes heatmap kinds; do
+	for s in synthetic real diff opcodes heatmap kinds tasks; do
 		counted bash "$0" "$s"
 	done
 }
 
 case $suite in
-synthetic | real | diff | opcodes | heatmap | kinds | all) ;;
+synthetic | real | diff | opcodes | heatmap | kinds | tasks | all) ;;
 *)
-	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|all [PAGE.html DATA.json [FUNCTION]]..." >&2
+	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|tasks|all [PAGE.html DATA.json [FUNCTION]]..." >&2
 	echo "0 passed, 1 failed"
 	exit 2
 	;;

@@ -65,6 +65,8 @@ ROW_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)\s+([\
 FUNC_RE = re.compile(r"^(?P<name>.*) \((?P<file>.*):(?P<line>-?\d+)\)$")
 # a native or kernel function: "name [module]" (do_syscall_64 [kernel], deflate_slow [libz.so.1])
 KIND_FUNC_RE = re.compile(r"^(?P<name>.*) (?P<file>\[[^\]]*\])$")
+# an asyncio task (--async-aware): "<task NAME>" alone (its file is "<task>")
+TASK_FUNC_RE = re.compile(r"^(?P<name><task .*>)$")
 SYNTHETIC_OFF = {"<off-CPU>", "<waiting for GIL>"}
 MAX_OUTPUTS = 16  # -o options a capture takes
 
@@ -584,7 +586,7 @@ def parse_jsonl(name):
             need(o["id"] == len(frames), "frame id %r" % o["id"])
             need(o["name"] in strs and o["file"] in strs, "frame strings not defined yet")
             need(o["line"] is None or is_int(o["line"]), "frame line")
-            need(o.get("kind", "python") in ("python", "native", "kernel"), "frame kind %r" % o.get("kind"))
+            need(o.get("kind", "python") in ("python", "native", "kernel", "task"), "frame kind %r" % o.get("kind"))
             file = strs[o["file"]]
             if o.get("kind") == "native":      # as the table shows it: [library file name]
                 file = "[%s]" % file.rsplit("/", 1)[-1]
@@ -647,14 +649,18 @@ def parse_txt(name):
     need(head is not None, "no column header")
     rows = []
     for line in lines[head + 1:]:
+        if not line:
+            break  # --async-aware: the task rows follow
         m = ROW_RE.match(line)
         need(m, "row %r" % line)
         fm = FUNC_RE.match(m.group(7)) or KIND_FUNC_RE.match(m.group(7))
-        need(fm, "function %r" % m.group(7))
+        task = TASK_FUNC_RE.match(m.group(7)) if not fm else None
+        need(fm or task, "function %r" % m.group(7))
         rows.append({"own": int(m.group(1)), "total": int(m.group(2)), "own_pct": float(m.group(3)),
                      "total_pct": float(m.group(4)), "own_ms": float(m.group(5)),
-                     "total_ms": float(m.group(6)), "func": m.group(7), "name": fm.group("name"),
-                     "file": fm.group("file"), "line": int(fm.groupdict().get("line") or 0)})
+                     "total_ms": float(m.group(6)), "func": m.group(7),
+                     "name": (fm or task).group("name"), "file": fm.group("file") if fm else "<task>",
+                     "line": int((fm.groupdict().get("line") if fm else 0) or 0)})
     return lines[:head], rows
 
 

@@ -6,6 +6,11 @@
             (libz): that order, with the C leaf, in >= 95% of the samples that
             contain cmp; the walks mostly DONE
   zlib      zlib.compress: a libz frame under the Python frame in >= 90% of them
+  chain     ctypes into a library built -O2 -fomit-frame-pointer (chain.c): the
+            whole chain_a -> chain_b -> chain_c under call_chain in >= 90% of its
+            samples (unwound by .eh_frame tables alone)
+  both      --native --kernel: reads of /dev/zero show the Python line, the
+            native read and kernel frames below it in that order (>= 80%)
   depth     --native-depth 16 on a 40-deep recursion (3.10: ~7 native frames a
             Python frame): the walk stops at the depth, the rest of the Python
             frames follow a <native truncated> marker
@@ -25,6 +30,7 @@ One line per check, then "N passed, N failed"; exit 1 on any failure.
     tests/native/run.py [-k SUBSTRING] [--hostile] [-s SECONDS]"""
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -157,6 +163,45 @@ def check_zlib(argv):
     return "libz under compress_loop in %.1f%% of %d" % (share, total)
 
 
+def build_chain():
+    """tests/native/chain.c as a shared library, -O2 -fomit-frame-pointer."""
+    d = tempfile.mkdtemp(prefix="tb-chain-")
+    os.chmod(d, 0o755)
+    lib = os.path.join(d, "libchain.so")
+    subprocess.run(["cc", "-O2", "-fomit-frame-pointer", "-shared", "-fPIC", "-o", lib,
+                    os.path.join(HERE, "chain.c")], check=True)
+    os.environ["TB_CHAIN_LIB"] = lib
+    return lib
+
+
+def check_chain(argv):
+    stacks, err = capture(argv, ("--native",), mode="chain")
+
+    def whole_chain(fr):
+        n = [x for x, m in fr if m.startswith("libchain")]
+        return n[:3] == ["chain_a", "chain_b", "chain_c"]
+    total, hits = count_under(stacks, "call_chain", whole_chain)
+    share = 100.0 * hits / total
+    assert share >= 90.0, "chain_a -> chain_b -> chain_c under call_chain in %.1f%% of %d" % (share, total)
+    return "the whole C chain under call_chain in %.1f%% of %d" % (share, total)
+
+
+def check_both(argv):
+    stacks, err = capture(argv, ("--native", "--kernel"), mode="zero")
+
+    def native_then_kernel(fr):
+        kinds = ["k" if x.endswith("_[k]") else "n" if m and not m.endswith(".py") else "p" for x, m in fr]
+        if "k" not in kinds or "n" not in kinds:
+            return False
+        first_k = kinds.index("k")
+        # below the Python line: native frames (read, libc), then only kernel frames
+        return "n" in kinds[:first_k] and all(k == "k" for k in kinds[first_k:])
+    total, hits = count_under(stacks, "read_zero", native_then_kernel)
+    share = 100.0 * hits / total
+    assert share >= 80.0, "native then kernel frames under read_zero in %.1f%% of %d" % (share, total)
+    return "Python, native, kernel frames in order in %.1f%% of %d" % (share, total)
+
+
 def check_depth(argv):
     stacks, err = capture(argv, ("--native-depth", "16"), mode="deep")
     total = marked = 0
@@ -268,11 +313,14 @@ def main():
     for minor, kind, argv in pys:
         by_minor.setdefault(minor, argv)
     first = pys[0][2]
+    chain_dir = os.path.dirname(build_chain())
     if not hostile_only:
         for minor, kind, argv in pys:
             label = "%s %s" % (minor, kind)
             check("qsort %s" % label, check_qsort, argv)
             check("zlib %s" % label, check_zlib, argv)
+            check("chain %s" % label, check_chain, argv)
+            check("both %s" % label, check_both, argv)
         check("depth %s" % " ".join(first), check_depth, by_minor.get("3.10", first))
         check("dlopen", check_dlopen, by_minor.get("3.11", first))
         fork_argv = by_minor.get("3.12", first)
@@ -282,6 +330,7 @@ def main():
         check("unmerged", check_unmerged)
     for mode in ("rbploop", "mappings", "truncated", "deleted"):
         check("hostile %s" % mode, check_hostile, by_minor.get("3.11", first), mode)
+    shutil.rmtree(chain_dir, ignore_errors=True)
     print("%d passed, %d failed" % tuple(RESULTS))
     sys.exit(1 if RESULTS[1] else 0)
 

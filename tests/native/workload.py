@@ -8,6 +8,10 @@
             compresses with it in a loop (a library mapped during the capture;
             not libz, which the interpreter maps from the start)
     fork    two fork()ed children run qsort (the parent waits)
+    chain   call_chain -> chain_a -> chain_b -> chain_c of the library in
+            $TB_CHAIN_LIB (tests/native/chain.c, -O2 -fomit-frame-pointer)
+    zero    read_zero: 1 MiB reads of /dev/zero in a loop (kernel frames
+            under the native read under the Python line)
   hostile (tests/native/run.py --hostile):
     rbploop machine code in anonymous memory that points rbp at itself and
             spins (a frame-pointer chain that loops)
@@ -32,6 +36,8 @@ import zlib
 MODE = sys.argv[1]
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 6.0
 LIBC = ctypes.CDLL(None)
+# the chain library, loaded before the second of sleep (its table is built meanwhile)
+CHAIN = ctypes.CDLL(os.environ["TB_CHAIN_LIB"]) if MODE == "chain" else None
 # compressible text (deflate's work, not copies), made before the capture's part
 TEXT = b" ".join(b"%x" % (i * 2654435761 % 65521) for i in range(1 << 18)) if MODE == "zlib" else b""
 time.sleep(1.0)
@@ -140,8 +146,26 @@ def lib_copy(src, name):
     return d, path
 
 
+def call_chain():
+    lib = CHAIN
+    lib.chain_a.argtypes = [ctypes.c_uint64]
+    lib.chain_a.restype = ctypes.c_uint64
+    while time.monotonic() < END:
+        lib.chain_a(2000000)
+
+
+def read_zero():
+    with open("/dev/zero", "rb", buffering=0) as f:
+        while time.monotonic() < END:
+            f.read(1 << 20)
+
+
 if MODE == "qsort":
     py_caller()
+elif MODE == "chain":
+    call_chain()
+elif MODE == "zero":
+    read_zero()
 elif MODE == "fork":
     fork_children()
 elif MODE == "rbploop":

@@ -5,7 +5,8 @@
 # is wider than the pane, a resize re-lays the screen, and q / Ctrl-C /
 # SIGTERM leave the program with the terminal restored (main screen, cursor
 # shown, canonical mode with echo); with --kernel, kernel functions are
-# listed with their module.  Prints "N passed, N failed" last.
+# listed with their module, with --native libz's with its library, with --async-aware the task
+# rows and the task filter (y).  Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-/usr/bin/python3.11}
@@ -70,6 +71,15 @@ check_left() { # S NAME TOPPID CHILDPID
 		"$(screen "$s" | grep '^STTY:')"
 	check "$name: table no longer on screen" "$( ! screen "$s" | grep -q 'Function (file:line)'; echo $?)"
 	T kill-session -t "$s" 2>/dev/null
+}
+
+# q in session S, then check_left under NAME "q" with the program and its child as they were.
+quit_checked() { # S NAME
+	local tpid cpid
+	tpid=$(top_pid "$1")
+	cpid=$(pgrep -P "${tpid:-0}" | head -1)
+	T send-keys -t "$1" q
+	check_left "$1" "$2 q" "$tpid" "$cpid"
 }
 
 # --- plain view: status, sort and filter keys, layout, q -------------------
@@ -161,10 +171,39 @@ wait_for $s '\[kernel\] +do_syscall_64' 5
 check "--kernel t: do_syscall_64 by total" $? "$(screen $s)"
 check "--kernel: read_zero (Python) listed with its file" "$(screen $s | grep -q 'read_zero (.*py:'; echo $?)" "$(screen $s)"
 check "--kernel 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
-tpid=$(top_pid $s)
-cpid=$(pgrep -P "${tpid:-0}" | head -1)
-T send-keys -t $s q
-check_left $s "--kernel q" "$tpid" "$cpid"
+quit_checked $s "--kernel"
+
+# --- --native: native functions with their library ---------------------------
+s=native
+start $s "./tachyon-bpf top --native -r 499 -- $PY tests/native/workload.py zlib 20"
+wait_for $s 'libz\.so[.0-9]* *$|libz\.so' 10
+check "--native: a libz function listed with its library" $? "$(screen $s)"
+T send-keys -t $s t
+check "--native t: compress_loop (Python) listed by total with its file" "$(wait_for $s 'compress_loop \(.*py:' 5; echo $?)" "$(screen $s)"
+check "--native 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
+quit_checked $s "--native"
+
+# --- --async-aware: task rows, y filters by the running task -----------------
+APY=/var/cache/tachyon-bpf/pythons/bin/python3.14
+if [ -x "$APY" ]; then
+	s=tasks
+	start $s "./tachyon-bpf top --async-aware -r 499 -- $APY tests/workloads/async_tasks.py 20"
+	T send-keys -t $s t
+	wait_for $s '<task alpha>' 10
+	check "--async-aware: task rows (<task alpha>) by total" $? "$(screen $s)"
+	T send-keys -t $s y
+	wait_for $s 'Filter: task <task ' 5
+	check "--async-aware y: filter by a task" $? "$(screen $s)"
+	for _ in 1 2 3 4; do
+		screen $s | grep -q 'Filter: task <task alpha>' && break
+		T send-keys -t $s y
+		sleep 0.5
+	done
+	wait_for $s 'alpha_work' 5 && ! screen $s | grep -q 'beta_work'
+	check "--async-aware y: task alpha's view has alpha_work, not beta_work" $? "$(screen $s)"
+	check "--async-aware 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
+	quit_checked $s "--async-aware"
+fi
 
 # --- not a terminal ---------------------------------------------------------
 err=$(./tachyon-bpf top -- "$PY" "$WORK" 1 2>&1 >/dev/null)

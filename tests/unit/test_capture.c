@@ -667,7 +667,7 @@ static void test_hand_made_payloads(void **state)
 		{ BAD_V2_LINES, "lines" },
 		{ BAD_V2_PID, "pid" },
 		{ BAD_V2_BOTH_KINDS, "invalid flags" },
-		{ BAD_V2_DEPTH, "1413 frames" },
+		{ BAD_V2_DEPTH, "1421 frames" },
 		{ BAD_V2_KPTR, "kptr_restrict" },
 		{ BAD_V2_FLAGS, "invalid flags" },
 	};

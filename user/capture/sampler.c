@@ -164,10 +164,12 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->skel->rodata->max_depth = o->max_depth;
 	s->skel->rodata->read_opcodes = (__u32)o->read_opcodes;
 	s->skel->rodata->bench_walk = (__u32)o->bench_walk;
+	s->skel->rodata->bench_task_reads = o->bench_task_reads;
 	s->skel->rodata->follow_mode = (__u32)o->follow_mode;
 	s->skel->rodata->wall_mode = o->wall ? 1 : 0;
 	s->skel->rodata->cgroup_filter = o->cgroup ? 1 : 0;
 	s->skel->rodata->kernel_stacks = o->kernel ? 1 : 0;
+	s->skel->rodata->async_aware = o->async_aware && !o->floor ? 1 : 0;
 	s->skel->rodata->native_depth = o->floor ? 0 : o->native_depth;
 	if (s->skel->rodata->native_depth) {
 		bpf_map__set_max_entries(s->skel->maps.urows,

@@ -14,12 +14,14 @@ struct tb_sampler_opts {
 	unsigned ringbuf_mb;
 	int read_opcodes;     /* 0 none, 1 innermost frame, 2 every frame */
 	int bench_walk;       /* benchmarks: 1 skips the code-object read */
+	unsigned bench_task_reads; /* benchmarks: extra reads of the running task per sample */
 	int cpu;              /* -1: every CPU; else only this one (benchmarks) */
 	int floor;            /* attach the empty floor program instead (benchmarks) */
 	int follow_mode;      /* TB_FOLLOW_* */
 	int wall;             /* also record off-CPU time at scheduler switches */
 	int note_no_gil;      /* --mode gil: say of each free-threaded target that it has no GIL */
 	int kernel;           /* --kernel: kernel stacks in the records */
+	int async_aware;      /* --async-aware: the running asyncio task in the records */
 	const char *cgroup;   /* only tasks below this cgroup v2 directory, or NULL */
 	unsigned native_depth; /* --native: native frames per sample, 0 off */
 	unsigned native_table_mb; /* the unwind rows array (urows), MiB */

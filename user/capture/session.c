@@ -31,7 +31,7 @@
 
 enum {
 	O_SUBPROC = 256, O_CGROUP, O_CONTAINER, O_DEPTH, O_OPCODES, O_NOOP, O_MODE, O_NOGC, O_RB,
-	O_CPU, O_FLOOR, O_BENCHWALK, O_KERNEL, O_NATIVE, O_NATIVE_DEPTH, O_NATIVE_MB, O_NATIVE_ALL,
+	O_CPU, O_FLOOR, O_BENCHWALK, O_BENCHTASK, O_KERNEL, O_ASYNC_AWARE, O_NATIVE, O_NATIVE_DEPTH, O_NATIVE_MB, O_NATIVE_ALL,
 };
 
 #define NATIVE_DEPTH_DEFAULT 128
@@ -81,6 +81,10 @@ static const struct optdef {
 	  "also the kernel frames of each sample (system calls,\n"
 	  "page faults; off-CPU: where it blocked), named from\n"
 	  "/proc/kallsyms, below the Python frame that made the call" },
+	{ "async-aware", no_argument, O_ASYNC_AWARE, BOTH, TB_SECT_SAMPLING, "    --async-aware",
+	  "asyncio tasks (CPython 3.14+): a <task NAME> frame where\n"
+	  "a task's coroutine frames begin, the tasks awaiting it\n"
+	  "as <task NAME> frames below it" },
 	{ "native", no_argument, O_NATIVE, BOTH, TB_SECT_SAMPLING, "    --native",
 	  "also native (C) frames, unwound in the kernel and\n"
 	  "merged with the Python frames they ran" },
@@ -98,6 +102,9 @@ static const struct optdef {
 	  "sample only on CPU N" },
 	{ "bench-floor", no_argument, O_FLOOR, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-floor",
 	  "attach an empty program instead (the pid filter only)" },
+	{ "bench-task-reads", required_argument, O_BENCHTASK, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-task-reads N",
+	  "with --async-aware, read the running task N more times\n"
+	  "per sample (0-64: its cost, amplified)" },
 	{ "bench-walk", required_argument, O_BENCHWALK, TB_FOR_RECORD, TB_SECT_BENCH, "    --bench-walk 0|1",
 	  "1: walk the frames without reading their code objects" },
 };
@@ -218,6 +225,9 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 	case O_KERNEL:
 		o->kernel = 1;
 		break;
+	case O_ASYNC_AWARE:
+		o->async_aware = 1;
+		break;
 	case O_RB:
 		if (tb_parse_uint(arg, 1, 1024, &o->ringbuf_mb) || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
 			return bad(err, errlen, "--ringbuf-mb takes a power of two from 1 to 1024");
@@ -246,6 +256,10 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 		o->native_all = 1;
 		if (!o->native_depth)
 			o->native_depth = NATIVE_DEPTH_DEFAULT;
+		break;
+	case O_BENCHTASK:
+		if (tb_parse_uint(arg, 0, 64, &o->bench_task_reads))
+			return bad(err, errlen, "--bench-task-reads takes 0 to 64");
 		break;
 	case O_BENCHWALK:
 		if (tb_parse_uint(arg, 0, 1, &o->bench_walk))
@@ -338,6 +352,7 @@ void tb_session_init(struct tb_session *s, const struct tb_session_opts *o)
 	s->prof.mode = o->mode;
 	s->prof.no_gc = o->no_gc;
 	s->prof.kernel = o->kernel;
+	s->prof.async_aware = o->async_aware;
 	s->prof.native = o->native_depth > 0;
 	s->prof.ncodes.show_all = o->native_all;
 }
@@ -429,11 +444,11 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	struct tb_sampler_opts so = {
 		.hz = o->hz, .max_depth = o->max_depth, .ringbuf_mb = o->ringbuf_mb,
 		.read_opcodes = o->opcodes < 0 ? 0 : o->opcodes > 0 ? 2 : 1,
-		.bench_walk = (int)o->bench_walk, .cpu = o->cpu, .floor = o->floor,
+		.bench_walk = (int)o->bench_walk, .bench_task_reads = o->bench_task_reads, .cpu = o->cpu, .floor = o->floor,
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,
 		.wall = o->mode == TB_MODE_WALL,
 		.note_no_gil = o->mode == TB_MODE_GIL && !o->quiet,
-		.kernel = o->kernel,
+		.kernel = o->kernel, .async_aware = o->async_aware,
 		.cgroup = o->cgroup[0] ? o->cgroup : NULL,
 		.native_depth = o->native_depth, .native_table_mb = o->native_table_mb, .quiet = o->quiet,
 	};

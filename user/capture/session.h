@@ -22,6 +22,7 @@ struct tb_session_opts {
 	enum tb_mode mode;
 	int no_gc;
 	int kernel;           /* --kernel: kernel frames (kallsyms opened at the start) */
+	int async_aware;      /* --async-aware: asyncio task frames (3.14+) */
 	double duration;      /* seconds, 0: until stopped (the command's loop checks it) */
 	/* targets */
 	pid_t pids[TB_SESSION_MAX_PIDS];
@@ -40,6 +41,7 @@ struct tb_session_opts {
 	int cpu;              /* -1 every CPU, else only this one */
 	int floor;            /* the empty program instead of the walk */
 	unsigned bench_walk;  /* 1: skip the code-object read */
+	unsigned bench_task_reads; /* --async-aware: the running task read this many more times */
 };
 
 /* Which commands take a sampling option (a bit set). */

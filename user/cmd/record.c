@@ -242,6 +242,7 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 		if (l && tb_pid_alive(l->target.pid))
 			tb_profile_add_process(&fresh, &l->target);
 	}
+	fresh.async_aware = p->async_aware; /* after: the processes were told once already */
 	tb_profile_free(p);
 	*p = fresh;
 	p->sym.strs = &p->strs; /* it pointed into `fresh` */

@@ -46,7 +46,8 @@ static void usage(FILE *f)
 		   "  -h, --help               this text\n"
 		   "A command's stdin, stdout and stderr go to /dev/null. OwnTime and TotalTime are\n"
 		   "CPU seconds in the window. Keys: q quit, o / t sort by own / total, p next\n"
-		   "process, h or Tab next thread, a all, j / k (arrows) select, ? help.\n");
+		   "process, h or Tab next thread, y next asyncio task (--async-aware), a all,\n"
+		   "j / k (arrows) select, ? help.\n");
 }
 
 static int bad_usage(const char *msg)
@@ -140,6 +141,9 @@ static void handle_key(struct top *t, int key)
 		break;
 	case 'a':
 		tb_top_filter_all(v);
+		break;
+	case 'y':
+		tb_top_next_task(v);
 		break;
 	case 'j': case TB_KEY_DOWN:
 		tb_top_move(v, 1);

@@ -210,6 +210,8 @@ static void filter_label(const struct tb_topview *v, char *buf, size_t len)
 		const struct tb_tinfo *t = &p->threads[v->filter_thread];
 
 		snprintf(buf, len, "thread %u %s (pid %u)", t->tid, tb_str(&p->strs, t->name), t->pid);
+	} else if (v->filter == TB_TOP_TASK && v->filter_task < p->sym.n) {
+		snprintf(buf, len, "task %s", tb_str(&p->strs, p->sym.codes[v->filter_task].qualname));
 	} else {
 		snprintf(buf, len, "all");
 	}
@@ -236,7 +238,7 @@ static void draw_status(struct tb_frame_buf *fb, const struct tb_topview *v,
 	emit(fb, 2, &l, NULL);
 	line_start(&l, cols);
 	if (st->help)
-		line_text(&l, "q quit  o/t sort by own/total  p process  h/Tab thread  a all  j/k select");
+		line_text(&l, "q quit  o/t sort by own/total  p process  h/Tab thread  y task  a all  j/k select");
 	else if (st->message)
 		line_text(&l, st->message);
 	else

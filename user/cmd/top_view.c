@@ -92,6 +92,17 @@ static uint32_t func_of(struct tb_topview *v, uint32_t code)
 	return v->code_func[code] - 1;
 }
 
+/* The stack's innermost task frame's code (its running asyncio task), UINT32_MAX: none. */
+static uint32_t running_task(const struct tb_profile *p, const struct tb_stack *s)
+{
+	const struct tb_sframe *f = tb_stack_frames(p, s);
+
+	for (uint16_t d = 0; d < s->depth; d++)
+		if (p->sym.codes[f[d].code].kind == TB_CODE_TASK)
+			return f[d].code;
+	return UINT32_MAX;
+}
+
 static int keeps(const struct tb_topview *v, const struct tb_stack *s)
 {
 	switch (v->filter) {
@@ -99,6 +110,8 @@ static int keeps(const struct tb_topview *v, const struct tb_stack *s)
 		return v->p->threads[s->thread].pid == v->filter_pid;
 	case TB_TOP_THREAD:
 		return s->thread == v->filter_thread;
+	case TB_TOP_TASK:
+		return running_task(v->p, s) == v->filter_task;
 	default:
 		return 1;
 	}
@@ -370,4 +383,19 @@ unsigned tb_top_opcodes(struct tb_topview *v, struct tb_top_op *out, unsigned ma
 		nops = max;
 	memcpy(out, ops, nops * sizeof(ops[0]));
 	return nops;
+}
+
+void tb_top_next_task(struct tb_topview *v)
+{
+	const struct tb_profile *p = v->p;
+	uint32_t from = v->filter == TB_TOP_TASK ? v->filter_task + 1 : 0;
+
+	for (uint32_t c = from; c < p->sym.n; c++)
+		if (p->sym.codes[c].kind == TB_CODE_TASK) {
+			v->filter = TB_TOP_TASK;
+			v->filter_task = c;
+			v->scope_pid = 0;
+			return;
+		}
+	tb_top_filter_all(v);
 }

@@ -8,7 +8,7 @@
 #include "model/profile.h"
 
 enum tb_top_sort { TB_TOP_BY_OWN, TB_TOP_BY_TOTAL };
-enum tb_top_filter { TB_TOP_ALL, TB_TOP_PROCESS, TB_TOP_THREAD };
+enum tb_top_filter { TB_TOP_ALL, TB_TOP_PROCESS, TB_TOP_THREAD, TB_TOP_TASK };
 
 struct tb_top_entry {
 	uint32_t stack;   /* index into the profile's stacks */
@@ -46,6 +46,7 @@ struct tb_topview {
 	enum tb_top_sort sort;
 	enum tb_top_filter filter;
 	uint32_t filter_pid, filter_thread, scope_pid;
+	uint32_t filter_task;        /* TB_TOP_TASK: the task's code entry (--async-aware) */
 	uint64_t *thread_window;     /* window samples per thread (any filter) */
 	uint32_t nthread_window;
 	struct tb_top_row *rows;
@@ -70,6 +71,9 @@ void tb_top_move(struct tb_topview *v, int delta);
 void tb_top_filter_all(struct tb_topview *v);
 void tb_top_next_process(struct tb_topview *v);
 void tb_top_next_thread(struct tb_topview *v);
+/* --async-aware: the next asyncio task (samples whose running task, the innermost task
+ * frame, it is), in the order tasks were seen; after the last one, all. */
+void tb_top_next_task(struct tb_topview *v);
 /* Instructions of the selected function's innermost frames in the window,
  * most frequent first: how many filled (at most max); *leaf gets the total. */
 unsigned tb_top_opcodes(struct tb_topview *v, struct tb_top_op *ops, unsigned max, uint64_t *leaf);

@@ -421,6 +421,9 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 	b->owner_entry = def.bpf.owner_entry;
 	b->frame_is_entry = def.bpf.frame_is_entry;
 	b->code_tag_mask = fts ? fts->code_tag_mask : def.bpf.code_tag_mask;
+	/* asyncio (cpython/asyncio.c): the default build's; a t build's are not known */
+	b->tstate_running_task = fts ? 0 : def.bpf.tstate_running_task;
+	b->task_coro = fts ? 0 : def.bpf.task_coro;
 
 	l.code_filename = rd_off(&r, p->code_filename, "code_object.filename", 8, code_size, 8);
 	l.code_name = rd_off(&r, p->code_name, "code_object.name", 8, code_size, 8);

@@ -10,6 +10,7 @@
 #include "cpython/layout.h"
 #include "cpython/threadnames.h"
 #include "cpython/opcodes.h"
+#include "cpython/asyncio.h"
 
 #define NO TB_NO_OFFSET
 #define NO8 0xff
@@ -91,6 +92,14 @@ static const struct tb_ft_facts ft_3_14 = {
 static const struct tb_ft_facts ft_3_15 = {
 	.code_tag_mask = 3, .tlbc = 1, .threads = &objects_3_13t,
 	.unicode_kind_shift = 8, .unicode_compact_bit = 11, .unicode_ascii_bit = 12,
+};
+
+/* _asyncio's TaskObj, 3.14 and 3.15 default builds: the AsyncioDebug section of
+ * _asyncio.cpython-314-x86_64-linux-gnu.so (3.14.10) and of python3.15 (3.15.2, built
+ * in), identical; gi_iframe measured (a coroutine's f_executable found with ctypes). */
+static const struct tb_asyncio_offsets asyncio_3_14 = {
+	.task_size = 0xa8, .task_name = 0x88, .task_awaited_by = 0x60, .task_is_task = 0x6c,
+	.task_awaited_by_is_set = 0x6d, .task_coro = 0x80, .gen_iframe = 72,
 };
 
 static const struct tb_pyversion versions[] = {
@@ -203,7 +212,7 @@ static const struct tb_pyversion versions[] = {
 	{ /* 3.14: f_executable is a tagged _PyStackRef; owner >= 3 (INTERPRETER) skipped, CSTACK = 4;
 	   * the t build runs each thread on its own copy of the bytecode (co_tlbc) */
 		.minor = 14, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_14,
-		.ft = &ft_3_14,
+		.ft = &ft_3_14, .asyncio = &asyncio_3_14,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_INTERP,
@@ -213,6 +222,8 @@ static const struct tb_pyversion versions[] = {
 				.owner_skip_min = 3, .owner_cstack = 4, .code_tag_mask = 3,
 				.owner_entry = 3, .frame_is_entry = NO8,
 				.code_adaptive = 208, .code_firstlineno = 68, .code_argcount = 52, .code_version = 92,
+				/* from _asyncio's AsyncioDebug section (3.14.10) */
+				.tstate_running_task = 0x368, .task_coro = 0x80,
 			},
 			EVERY_VERSION,
 			.code_size = 216, .code_filename = 112, .code_name = 120, .code_qualname = 128,
@@ -244,7 +255,7 @@ static const struct tb_pyversion versions[] = {
 	},
 	{ /* 3.15: owner >= 3 skipped (CSTACK removed), chain ends at the base_frame sentinel */
 		.minor = 15, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_15,
-		.ft = &ft_3_15,
+		.ft = &ft_3_15, .asyncio = &asyncio_3_14,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_INTERP,
@@ -254,6 +265,8 @@ static const struct tb_pyversion versions[] = {
 				.owner_skip_min = 3, .owner_cstack = NO8, .code_tag_mask = 3,
 				.owner_entry = 3, .frame_is_entry = NO8,
 				.code_adaptive = 208, .code_firstlineno = 68, .code_argcount = 52, .code_version = 92,
+				/* from _asyncio's AsyncioDebug section (3.15.2) */
+				.tstate_running_task = 0x408, .task_coro = 0x80,
 			},
 			EVERY_VERSION,
 			.code_size = 216, .code_filename = 112, .code_name = 120, .code_qualname = 128,

@@ -30,6 +30,7 @@ void tb_profile_free(struct tb_profile *p)
 {
 	tb_kstack_free(&p->kstack);
 	tb_native_codes_free(&p->ncodes);
+	tb_tasks_free(&p->tasks);
 	tb_sym_free(&p->sym);
 	tb_strtab_free(&p->strs);
 	tb_strtab_free(&p->pstrs);
@@ -209,6 +210,10 @@ static uint32_t add_record(struct tb_profile *p, const struct tb_target *t, int 
 
 uint32_t tb_profile_add_process(struct tb_profile *p, const struct tb_target *t)
 {
+	if (p->async_aware && !tb_asyncio_offsets(&t->layout))
+		fprintf(stderr, "tachyon-bpf: pid %d (Python %u.%u%s): --async-aware task attribution needs "
+			"CPython 3.14+ (default build); profiled without task frames\n", (int)t->pid,
+			t->layout.major, t->layout.minor, t->layout.free_threaded ? "t" : "");
 	return add_record(p, t, 1);
 }
 
@@ -600,6 +605,37 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 	return out;
 }
 
+/* --async-aware: the running task's frame, and above it those of the tasks awaiting
+ * it, put into f (n frames, leaf first) at the root end of the task's coroutine
+ * frames (its outermost frame running the coroutine's code), or, when that frame is
+ * not on the stack, just below the leaf part (first frames, which are kernel and
+ * synthetic ones). Returns the new frame count. */
+static uint16_t task_frames(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_sample_hdr *h,
+			    struct tb_sframe *f, uint16_t n, uint16_t lead)
+{
+	const struct tb_task_entry *e;
+	uint16_t at = lead;
+
+	if (!p->async_aware || !h->task || !pi->live)
+		return n;
+	e = tb_tasks_lookup(&p->tasks, &p->sym, pi->live->target.pid, &pi->live->target.layout, h);
+	if (!e)
+		return n;
+	for (uint16_t i = n; e->coro_code && i-- > lead;) {
+		const struct tb_code *c = &p->sym.codes[f[i].code];
+
+		if (c->kind == TB_CODE_PYTHON && c->pid && c->addr == e->coro_code) {
+			at = (uint16_t)(i + 1);
+			break;
+		}
+	}
+	memmove(&f[at + e->n], &f[at], (size_t)(n - at) * sizeof(*f));
+	for (uint32_t k = 0; k < e->n; k++)
+		f[at + k] = (struct tb_sframe){ e->codes[k], -2, 0, 0 };
+	p->task_samples++;
+	return (uint16_t)(n + e->n);
+}
+
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *words,
 			   const struct tb_frame *frames)
 {
@@ -610,7 +646,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 	struct tb_sframe *f;
 	struct tb_tinfo *ti;
 	uint32_t thread, stack;
-	uint16_t kind = 0, depth = h->depth, n, off_cpu = h->flags & TB_F_OFF_CPU;
+	uint16_t kind = 0, depth = h->depth, n, lead, off_cpu = h->flags & TB_F_OFF_CPU;
 
 	if (off_cpu)
 		p->off_cpu_records++; /* a stack at a switch-out, not a sample */
@@ -660,6 +696,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 	synthetic = synthetic_name(p, h->flags);
 	if (synthetic)
 		f[n++] = (struct tb_sframe){ synthetic_code(p, synthetic), -2, 0, 0 };
+	lead = n;
 	p->frames += depth;
 	if (words && (h->native_stop || h->nnative || p->ncodes.resolver)) {
 		uint16_t m = merged_frames(p, pi, parent, h, words + h->nkernel, frames, depth, &f[n]);
@@ -672,6 +709,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 			python_frame(p, pi, parent, &frames[i], &f[n + i]);
 		n += depth;
 	}
+	n = task_frames(p, pi, h, f, n, lead);
 	if (off_cpu) {
 		/* weight comes with the wake-up (or the end of the capture) */
 		stack = add_stack(p, thread, kind, n, 0);

@@ -16,12 +16,13 @@
 #include "model/kstack.h"
 #include "model/merge.h"
 #include "model/symbolize.h"
+#include "model/tasks.h"
 #include "tachyon.h"
 
 /* Deepest stack a profile holds: every Python frame read, every native and
- * kernel frame, and a few synthetic ones (<off-CPU>, and markers a merge of
- * native and Python frames may add). */
-#define TB_MAX_STACK (TB_MAX_FRAMES + TB_MAX_NATIVE + TB_MAX_KERNEL + 4)
+ * kernel frame, a few synthetic ones (<off-CPU>, and markers a merge of
+ * native and Python frames may add) and the task frames (--async-aware). */
+#define TB_MAX_STACK (TB_MAX_FRAMES + TB_MAX_NATIVE + TB_MAX_KERNEL + 4 + TB_TASK_CHAIN)
 /* Native walk stop reasons counted: native_stop[i] counts TB_NS_* i + 1
  * (include/tachyon.h: TB_NS_DONE .. TB_NS_NO_REGS, walks that were made). */
 #define TB_NATIVE_STOPS 8
@@ -142,6 +143,10 @@ struct tb_profile {
 	uint64_t native_stop[TB_NATIVE_STOPS];    /* native walks by why they ended (TB_NS_*) */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
 	struct tb_native_codes ncodes; /* --native: native functions, merge counts */
+	/* --async-aware: asyncio task frames (model/tasks.h) */
+	int async_aware;
+	struct tb_tasks tasks;
+	uint64_t task_samples;     /* samples (and off-CPU stacks) given task frames */
 	uint64_t first_ns, last_ns;
 	/* capture settings, for writers */
 	unsigned hz;

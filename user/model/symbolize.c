@@ -229,7 +229,7 @@ uint32_t tb_sym_function(struct tb_symbolizer *s, enum tb_code_kind kind, uint64
 
 const char *tb_code_kind_name(unsigned kind)
 {
-	static const char *const names[TB_CODE_KINDS] = { "python", "native", "kernel" };
+	static const char *const names[TB_CODE_KINDS] = { "python", "native", "kernel", "task" };
 
 	return kind < TB_CODE_KINDS ? names[kind] : names[TB_CODE_PYTHON];
 }

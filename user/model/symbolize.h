@@ -19,6 +19,9 @@ enum tb_code_kind {
 	TB_CODE_NATIVE,        /* a native function: name = its symbol (or lib+0xSTART), file = its
 				* module's path */
 	TB_CODE_KERNEL,        /* a kernel function: name from kallsyms, file "[kernel]" or "[module]" */
+	TB_CODE_TASK,          /* an asyncio task (--async-aware): name "<task NAME>", file "<task>";
+				* a capture stores it as a Python frame of pid 0 and lists it in its
+				* tasks section (out/tbp_sections.c) */
 	TB_CODE_KINDS
 };
 
@@ -79,7 +82,7 @@ uint32_t tb_sym_insert(struct tb_symbolizer *s, pid_t pid, uint64_t addr, uint16
  * kind); pid 0, no line table, name and module (a path, "[kernel]", "[nf_tables]"). */
 uint32_t tb_sym_function(struct tb_symbolizer *s, enum tb_code_kind kind, uint64_t key,
 			 const char *name, const char *module);
-/* "python", "native", "kernel" ("python" for an unknown kind). */
+/* "python", "native", "kernel", "task" ("python" for an unknown kind). */
 const char *tb_code_kind_name(unsigned kind);
 /* What a function of this kind from this file is shown with: a native one's module
  * without its directories ("libz.so.1"), a kernel one's "[kernel]" or "[nf_tables]"

@@ -413,6 +413,8 @@ static void stack_key(const struct tb_profile *p, const struct tb_stack *s, char
 
 		if (c->kind == TB_CODE_KERNEL) /* as .folded; kernel frames match by symbol */
 			fprintf(m, ";%s_[k]", name);
+		else if (c->kind == TB_CODE_TASK) /* as .folded: "<task NAME>" */
+			fprintf(m, ";%s", name);
 		else if (c->kind == TB_CODE_NATIVE) { /* by (module file name, symbol), as .folded */
 			const char *module = tb_module_name(c->kind, tb_str(&p->strs, c->filename));
 

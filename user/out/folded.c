@@ -2,8 +2,8 @@
  * One line per unique stack, root first: process and thread frames, then
  * Python frames `qualname (file:line)`, native frames `symbol (library)`
  * (a stripped one's `library+0xSTART` alone), kernel frames `symbol_[k]`
- * (flamegraph.pl's convention, which colours them), then a space and the
- * count. */
+ * (flamegraph.pl's convention, which colours them), asyncio task frames
+ * `<task NAME>`, then a space and the count. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
@@ -54,6 +54,8 @@ static void put_frame(char *out, size_t len, size_t *pos, const struct tb_profil
 	case TB_CODE_KERNEL:
 		put_raw(out, len, pos, "_[k]");
 		return;
+	case TB_CODE_TASK:
+		return; /* "<task NAME>" */
 	case TB_CODE_NATIVE:
 		module = tb_module_name(c->kind, tb_str(&p->strs, c->filename));
 		if (tb_name_has_module(name, module))

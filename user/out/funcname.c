@@ -21,6 +21,8 @@ void tb_put_funcname(FILE *f, const struct tb_profile *p, const struct tb_func *
 		fprintf(f, ":%d)", fn->firstlineno);
 		return;
 	}
+	if (fn->kind == TB_CODE_TASK)
+		return; /* "<task NAME>" says it all */
 	/* kernel modules come bracketed: "[kernel]", "[nf_tables]" */
 	module = tb_module_name(fn->kind, tb_str(&p->strs, fn->filename));
 	fputs(module[0] == '[' ? " " : " [", f);

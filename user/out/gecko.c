@@ -137,9 +137,11 @@ static uint32_t str_lit(struct strs *s, const char *lit)
 	return s->lits[s->nlits++].idx;
 }
 
+/* <GC>, <off-CPU>, and asyncio task frames (--async-aware: category Other) */
 static int is_synthetic(const struct tb_profile *p, const struct tb_code *c)
 {
-	return c->pid == 0 && strcmp(tb_str(&p->strs, c->filename), "<synthetic>") == 0;
+	return c->kind == TB_CODE_TASK ||
+	       (c->pid == 0 && strcmp(tb_str(&p->strs, c->filename), "<synthetic>") == 0);
 }
 
 static int leaf_class(const struct tb_profile *p, const struct tb_stack *s)

@@ -2,7 +2,7 @@
  * with own (self) and total samples, their shares of the Python samples and
  * their time (samples / rate), sorted by p->sort_key (--sort own|total|name)
  * and cut at p->limit rows (--limit N, 0 = all); functions named by
- * out/funcname.c. */
+ * out/funcname.c.  With --async-aware, then one row per asyncio task. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
@@ -91,6 +91,27 @@ static void header(const struct tb_profile *p, FILE *f, uint32_t shown, uint32_t
 		"total_ms", "function (file:line)");
 }
 
+/* --async-aware: one row per task, the samples it was the running task of. */
+static void task_rows(const struct tb_profile *p, FILE *f, double all, double ms)
+{
+	struct tb_task_total *t;
+	uint32_t n = tb_task_totals(p, &t);
+
+	fprintf(f, "\n%llu samples in asyncio tasks; per task (the running one):\n%10s %7s %12s %8s  %s\n",
+		(unsigned long long)p->task_samples, "samples", "share%", "ms", "threads", "task");
+	for (uint32_t i = 0, j; i < n; i = j) {
+		uint64_t sum = 0;
+
+		for (j = i; j < n && t[j].code == t[i].code; j++)
+			sum += t[j].samples;
+		fprintf(f, "%10llu %6.2f%% %12.1f %8u  ", (unsigned long long)sum, 100.0 * (double)sum / all,
+			(double)sum * ms, j - i);
+		put_clean(f, tb_str(&p->strs, p->sym.codes[t[i].code].qualname));
+		fputc('\n', f);
+	}
+	free(t);
+}
+
 int tb_write_pstats(const struct tb_profile *p, FILE *f)
 {
 	static int (*const cmps[])(const void *, const void *) = { by_own, by_total, by_name };
@@ -115,5 +136,7 @@ int tb_write_pstats(const struct tb_profile *p, FILE *f)
 		fputc('\n', f);
 	}
 	tb_functab_free(&t);
+	if (p->async_aware)
+		task_rows(p, f, all, ms);
 	return ferror(f) ? -1 : 0;
 }

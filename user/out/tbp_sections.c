@@ -7,6 +7,7 @@
 #define MAX_SECTIONS 64
 
 const struct tb_cap_section tb_cap_sections[] = {
+	{ TB_CAP_SEC_TASKS, "tasks", tb_cap_tasks_present, tb_cap_tasks_write, tb_cap_tasks_read },
 	{ 0, NULL, NULL, NULL, NULL },
 };
 

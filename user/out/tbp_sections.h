@@ -15,6 +15,7 @@
 /* Tags: one per feature, never reused. */
 enum tb_cap_tag {
 	TB_CAP_SEC_TEST = 0x7e57,     /* unit tests only: never written by the agent */
+	TB_CAP_SEC_TASKS = 0x5441534b, /* --async-aware: which code objects are task frames (tbp_tasks.c) */
 };
 
 struct tb_cap_section {
@@ -29,6 +30,11 @@ struct tb_cap_section {
 	 * section must be consumed. */
 	int (*read)(struct tb_rd *r, struct tb_profile *p);
 };
+
+/* The tasks section (out/tbp_tasks.c). */
+int tb_cap_tasks_present(const struct tb_profile *p);
+void tb_cap_tasks_write(struct tb_buf *b, const struct tb_profile *p);
+int tb_cap_tasks_read(struct tb_rd *r, struct tb_profile *p);
 
 /* The rows, NULL-terminated by a row with tag 0 and no functions. */
 extern const struct tb_cap_section tb_cap_sections[];

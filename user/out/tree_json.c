@@ -1,4 +1,5 @@
 /* tree_json.c: the tree JSON writer (`-o profile.json`, docs/profile-json.md). */
+#include <stdlib.h>
 #include <sys/utsname.h>
 #include "lib/jsonw.h"
 #include "cpython/opcodes.h"
@@ -265,6 +266,30 @@ void tb_json_threads(FILE *f, const struct tb_profile *p)
 	fputc('}', f);
 }
 
+void tb_json_tasks(FILE *f, const struct tb_profile *p)
+{
+	struct tb_task_total *t;
+	uint32_t n = tb_task_totals(p, &t);
+
+	fprintf(f, "\"tasks\":{\"enabled\":%s,\"samples\":%llu,\"list\":[", p->async_aware ? "true" : "false",
+		(unsigned long long)p->task_samples);
+	for (uint32_t i = 0, j; i < n; i = j) {
+		uint64_t sum = 0;
+
+		for (j = i; j < n && t[j].code == t[i].code; j++)
+			sum += t[j].samples;
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		tb_json_str(f, tb_str(&p->strs, p->sym.codes[t[i].code].qualname));
+		fprintf(f, ",\"samples\":%llu,\"thread_values\":{", (unsigned long long)sum);
+		for (uint32_t k = i; k < j; k++)
+			fprintf(f, "%s\"%u\":%llu", k > i ? "," : "", p->threads[t[k].thread].tid,
+				(unsigned long long)t[k].samples);
+		fputs("}}", f);
+	}
+	fputs("]}", f);
+	free(t);
+}
+
 int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 {
 	struct tb_tree t;
@@ -275,6 +300,10 @@ int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 	tb_json_meta(f, &t);
 	fputc(',', f);
 	tb_json_threads(f, p);
+	if (p->async_aware) {
+		fputc(',', f);
+		tb_json_tasks(f, p);
+	}
 	fputs(",\"tree\":", f);
 	tb_json_node(f, &t, 0, NULL);
 	fputs("}\n", f);

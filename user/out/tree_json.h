@@ -16,6 +16,9 @@ void tb_json_node(FILE *f, const struct tb_tree *t, uint32_t idx, const struct t
 /* "meta":{...} and "threads":{...} of the tree's profile. */
 void tb_json_meta(FILE *f, const struct tb_tree *t);
 void tb_json_threads(FILE *f, const struct tb_profile *p);
+/* "tasks":{"enabled","samples","list":[{"name","samples","thread_values":{tid: n}}]}
+ * (--async-aware): each stack's samples counted for its innermost task frame. */
+void tb_json_tasks(FILE *f, const struct tb_profile *p);
 /* "kernel_stacks":{...}, and "native_stacks":{...}, each followed by a comma,
  * when the capture asked for those frames or has some (nothing otherwise). */
 void tb_json_frame_kinds(FILE *f, const struct tb_profile *p);

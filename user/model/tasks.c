@@ -1,0 +1,127 @@
+/* tasks.c: the task frames of --async-aware samples, cached per (pid, task, coroutine)
+ * (model/tasks.h). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/hash.h"
+#include "lib/mem.h"
+#include "model/profile.h"
+#include "model/tasks.h"
+
+#define KEY_LEN (offsetof(struct tb_task_entry, task) + sizeof(uint64_t))
+
+void tb_tasks_free(struct tb_tasks *t)
+{
+	free(t->e);
+	tb_hmap_free(&t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+uint32_t tb_task_code(struct tb_symbolizer *sym, const char *name)
+{
+	char label[TB_TASK_NAME_MAX + 8];
+
+	snprintf(label, sizeof(label), "<task %s>", name);
+	return tb_sym_function(sym, TB_CODE_TASK, tb_hash(label, strlen(label)), label, "<task>");
+}
+
+static void fill(struct tb_tasks *t, struct tb_task_entry *e, struct tb_symbolizer *sym,
+		 const struct tb_layout *l, uint64_t now)
+{
+	static struct tb_task_chain c;
+
+	e->read_ns = now;
+	e->n = 0;
+	e->coro_code = 0;
+	t->reads++;
+	if (tb_asyncio_read((pid_t)e->pid, l, e->task, e->coro32, &c)) {
+		t->failed++;
+		return;
+	}
+	e->coro_code = c.coro_code;
+	for (unsigned i = 0; i < c.n && i < TB_TASK_CHAIN; i++)
+		e->codes[e->n++] = tb_task_code(sym, c.name[i]);
+}
+
+/* May a task be read now (sample time now)? */
+static int read_allowed(struct tb_tasks *t, uint64_t now)
+{
+	if (now - t->window_ns >= 1000000000ull) {
+		t->window_ns = now;
+		t->window_reads = 0;
+	}
+	if (t->window_reads >= TB_TASK_READS_PER_S) {
+		t->skipped++;
+		return 0;
+	}
+	t->window_reads++;
+	return 1;
+}
+
+const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbolizer *sym,
+					    pid_t pid, const struct tb_layout *l,
+					    const struct tb_sample_hdr *h)
+{
+	struct tb_task_entry key = { .pid = (uint32_t)pid, .coro32 = h->task_coro, .task = h->task };
+	uint32_t i = tb_hmap_find_key(&t->index, t->e, sizeof(*t->e), &key, KEY_LEN);
+	struct tb_task_entry *e;
+
+	if (i == TB_HMAP_NONE) {
+		if (!read_allowed(t, h->time_ns))
+			return NULL;
+		if (t->n >= TB_TASK_CACHE_MAX) {
+			tb_hmap_clear(&t->index);
+			t->n = 0;
+		}
+		t->e = tb_grow(t->e, &t->cap, t->n + 1, sizeof(*t->e), 64);
+		i = tb_hmap_intern_key(&t->index, t->e, sizeof(*t->e), &key, KEY_LEN, t->n);
+		t->e[t->n++] = key;
+		fill(t, &t->e[i], sym, l, h->time_ns);
+	} else if ((int64_t)(h->time_ns - t->e[i].read_ns) > (int64_t)TB_TASK_REFRESH_NS &&
+		   read_allowed(t, h->time_ns)) {
+		fill(t, &t->e[i], sym, l, h->time_ns);
+	}
+	e = &t->e[i];
+	return e->n ? e : NULL;
+}
+
+static int by_code(const void *a, const void *b)
+{
+	const struct tb_task_total *x = a, *y = b;
+
+	if (x->code != y->code)
+		return x->code < y->code ? -1 : 1;
+	return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+uint32_t tb_task_totals(const struct tb_profile *p, struct tb_task_total **out)
+{
+	struct tb_task_total *t = NULL;
+	struct tb_hmap index = { 0 };
+	uint32_t n = 0, cap = 0;
+
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		const struct tb_stack *s = &p->stacks[i];
+		const struct tb_sframe *f = tb_stack_frames(p, s);
+		struct tb_task_total key = { 0, s->thread, 0 };
+		uint32_t k;
+		uint16_t d = 0;
+
+		while (d < s->depth && p->sym.codes[f[d].code].kind != TB_CODE_TASK)
+			d++;
+		if (d == s->depth || !s->count)
+			continue;
+		key.code = f[d].code;
+		t = tb_grow(t, &cap, n + 1, sizeof(*t), 16);
+		k = tb_hmap_intern_key(&index, t, sizeof(*t), &key, 2 * sizeof(uint32_t), n);
+		if (k == n)
+			t[n++] = key;
+		t[k].samples += s->count;
+	}
+	tb_hmap_free(&index);
+	if (n)
+		tb_qsort(t, n, sizeof(*t), by_code);
+	*out = t;
+	return n;
+}

@@ -1,0 +1,62 @@
+/* tasks.h: --async-aware: the <task NAME> frames of a sample.  The running task the
+ * BPF program recorded and the tasks awaiting it (cpython/asyncio.c) are read once per
+ * (pid, task, coroutine) and re-read when that is older than TB_TASK_REFRESH_NS (an await
+ * chain can change; a reused task address has another coroutine, so another key), within
+ * a budget of reads per second.  Each
+ * task is a code entry of kind TB_CODE_TASK named "<task NAME>", one per name. */
+#ifndef TB_TASKS_H
+#define TB_TASKS_H
+#include <stdint.h>
+#include "cpython/asyncio.h"
+#include "lib/hashmap.h"
+#include "model/symbolize.h"
+#include "tachyon.h"
+
+#define TB_TASK_REFRESH_NS (250ull * 1000 * 1000)
+#define TB_TASK_CACHE_MAX 65536   /* entries before the cache starts over */
+/* Task reads (each up to TB_TASK_CHAIN tasks) per second of sample time, at most: a target
+ * that shows a new task address in every sample cannot make the agent read without end;
+ * past it, a new task's samples have no task frames and a stale entry is kept. */
+#define TB_TASK_READS_PER_S 2000
+
+struct tb_task_entry {
+	uint32_t pid, coro32;     /* the key: pid, coroutine's low bits, task (no padding) */
+	uint64_t task;
+	uint64_t read_ns;         /* sample time it was read at */
+	uint64_t coro_code;       /* the code object where the task's frames begin, 0: unknown */
+	uint32_t n;               /* task frames, 0: not a task (unreadable, reused) */
+	uint32_t codes[TB_TASK_CHAIN]; /* innermost (the task) first */
+};
+
+struct tb_tasks {
+	struct tb_task_entry *e;
+	uint32_t n, cap;
+	struct tb_hmap index;
+	uint64_t reads, failed;   /* tasks read, reads that failed */
+	uint64_t skipped;         /* reads not made: the budget was spent */
+	uint64_t window_ns;       /* start of the current second (sample time) */
+	uint32_t window_reads;    /* reads in it */
+};
+
+/* Samples per (task, thread): each stack counts for its innermost task frame. */
+struct tb_task_total {
+	uint32_t code;            /* the task's code entry */
+	uint32_t thread;          /* index into the profile's threads */
+	uint64_t samples;
+};
+
+struct tb_profile;
+
+void tb_tasks_free(struct tb_tasks *t);
+/* The profile's (task, thread) totals, by code then thread (a task's rows together),
+ * into a new array *out (free it); returns how many. */
+uint32_t tb_task_totals(const struct tb_profile *p, struct tb_task_total **out);
+/* The entry of the sample's running task (h->task != 0) of the process l describes,
+ * read if new or stale; NULL when it cannot be read. */
+const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbolizer *sym,
+					    pid_t pid, const struct tb_layout *l,
+					    const struct tb_sample_hdr *h);
+/* The code entry of a task named name ("<task name>"), added on first sight. */
+uint32_t tb_task_code(struct tb_symbolizer *sym, const char *name);
+
+#endif
