@@ -9,8 +9,11 @@ to depth ~30.  About 2-3 s on the reference VM with Debian's python3.11.
 Prints `elapsed_s <seconds>` (perf_counter around the work only, so
 interpreter start-up and profiler attach are excluded), `cpu_s <seconds>`
 (process_time over the same span) and a checksum that must be identical
-between runs, with or without a profiler.
+between runs, with or without a profiler.  With BENCH_GATE set in the
+environment it reads one line from stdin first (bench/anchors.py attaches a
+profiler meanwhile).
 """
+import os
 import sys
 import time
 
@@ -81,6 +84,8 @@ def one_round(r):
 def main():
     scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     rounds = max(1, int(ROUNDS * scale))
+    if os.environ.get("BENCH_GATE"):
+        sys.stdin.readline()
     t0 = time.perf_counter()
     c0 = time.process_time()
     check = 0

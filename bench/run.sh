@@ -35,7 +35,15 @@
 #      spinning under a gathering parent), next to the same walk without the flag
 #      and the floor: sid 3.14 and 3.15; and with --bench-task-reads TASK_READS (the two
 #      reads made that many more times: their cost amplified above the run-to-run noise).
-# Sections 6-9 alone replace their part of OUT and keep the rest.
+#   10. anchors: CPython 3.15's own sampler (Tachyon, `python3.15 -m
+#       profiling.sampling attach`) next to tachyon-bpf and the empty program on the
+#       same 3.15 target in one run: the walk at DEPTHS (the per-frame fit), then
+#       bench/anchors.py: target slowdown, profiler CPU and RSS at RATES, rounds
+#       of none / tachyon-bpf / floor / Tachyon in rotated order.
+# Sections 6-10 alone replace their part of OUT and keep the rest.
+# BPF run-time statistics are kept on by a BPF_ENABLE_STATS descriptor
+# (bench/bpf_stats_hold.py) besides the sysctl: another job of a shared
+# machine turning kernel.bpf_stats_enabled off does not stop them.
 # Prints the tables on stdout (progress on stderr) and writes the same to
 # bench/results-latest.md.  Benchmarks, not tests: slow numbers never fail
 # the script; broken tooling (build, load, bpftool, a workload) does.
@@ -48,6 +56,10 @@
 #   DEPTHS="1 10 50 200"     section 1: deep.py recursion depths
 #   WALK_HZ=999 MAXD=512     section 1: rate and --max-depth
 #   TARGET_CPU=1 AGENT_CPU=0 section 1: where the target / the agent run
+#   WALK_RING_MB=1 WALK_WARM_MS=2500  sections 1, 1b, 9: ring-buffer size and time left out at the
+#                            start of each run: measured once the ring has wrapped (on this VM
+#                            the first write to each fresh ring page costs extra; 0: default
+#                            ring, no warm-up)
 #   TARGET_NICE=-15          section 1: nice (and autogroup nice) of the target, so other jobs on the
 #                            shared VM leave its CPU mostly to it (0: off)
 #   PAIRS=5 RATES="99 1000 10000" SCALE=1.0   sections 2-3 (SCALE: work size)
@@ -55,7 +67,8 @@
 #   FLOOR_RATES=10000        section 2: rates also run with --bench-floor (the
 #                            cost of the perf interrupts alone; "" = none)
 #   NPROCS=20 MULTI_SECS=5 MULTI_HZ=1000      section 4
-#   SECTIONS="walk threads native overhead multi wall"  which sections to run (or as arguments)
+#   SECTIONS="walk threads native overhead multi wall anchors"  which sections to run (or as arguments)
+#   ANCHOR_ROUNDS=3 ANCHOR_SCALE=1.0          section 10 (rates: RATES; target: PY315)
 #   PY310=auto PY315=auto NATIVE_DEPTHS="5 20 50" NATIVE_WARM_MS=1500   section 8 (auto: pyenv
 #                            3.10, sid 3.15; none: skip; time left out at the start)
 #   PY314=auto (and PY315 above) TASK_READS=32   section 9 (auto: sid 3.14 / 3.15; none: skip)
@@ -88,13 +101,17 @@ SCALE=${SCALE:-1.0}
 NPROCS=${NPROCS:-20}
 MULTI_SECS=${MULTI_SECS:-5}
 MULTI_HZ=${MULTI_HZ:-1000}
-SECTIONS=${SECTIONS:-walk threads native overhead multi wall}
+SECTIONS=${SECTIONS:-walk threads native overhead multi wall anchors}
+ANCHOR_ROUNDS=${ANCHOR_ROUNDS:-3}
+ANCHOR_SCALE=${ANCHOR_SCALE:-1.0}
 PY310=${PY310:-auto}
 PY315=${PY315:-auto}
 PY314=${PY314:-auto}
 TASK_READS=${TASK_READS:-32}
 NATIVE_DEPTHS=${NATIVE_DEPTHS:-5 20 50}
 NATIVE_WARM_MS=${NATIVE_WARM_MS:-1500}
+WALK_WARM_MS=${WALK_WARM_MS:-2500}
+WALK_RING_MB=${WALK_RING_MB:-1}
 (($#)) && SECTIONS="$*"
 SOAK_MIN=${SOAK_MIN:-10}
 SOAK_HZ=${SOAK_HZ:-1000}
@@ -152,8 +169,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-stats_on() { sysctl -qw kernel.bpf_stats_enabled=1; }
-stats_off() { sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD"; }
+STATS_FD=""
+stats_on() {
+	sysctl -qw kernel.bpf_stats_enabled=1
+	[[ -n $STATS_FD ]] || exec {STATS_FD}> >("$HPY" "$ROOT/bench/bpf_stats_hold.py" >/dev/null)
+}
+stats_off() {
+	sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD"
+	if [[ -n $STATS_FD ]]; then exec {STATS_FD}>&-; STATS_FD=""; fi
+}
 
 # ---------------------------------------------------------------- build
 if [[ -z ${TB:-} ]]; then
@@ -225,10 +249,14 @@ walk_once() {
 	# The target ends by itself after SECS+4 s.
 	# Own session = own autogroup, whose nice then gives it CPU TCPU over the
 	# other jobs of a shared machine (plain nice only works inside a group).
-	# section 8 samples longer: the counters are found (a few s on a loaded
-	# machine), NATIVE_WARM_MS pass, then SECS are measured
-	local secs=$SECS
-	[[ $label == native:* ]] && secs=$((SECS + 3 + (NATIVE_WARM_MS + 999) / 1000))
+	# Every run samples longer: the counters are found (a few s on a loaded
+	# machine), the warm-up passes (WALK_WARM_MS: the WALK_RING_MB ring has
+	# wrapped, so fresh ring pages are not measured; section 8: NATIVE_WARM_MS,
+	# the tables are loaded), then SECS are measured.
+	local secs warm_ms=$WALK_WARM_MS
+	[[ $label == native:* ]] && warm_ms=$NATIVE_WARM_MS
+	secs=$((SECS + 3 + (warm_ms + 999) / 1000))
+	[[ $WALK_RING_MB != 0 ]] && flags+=(--ringbuf-mb "$WALK_RING_MB")
 	target_argv "$py" "$depth" "$((secs + 4))"
 	bg setsid taskset -c "$TCPU" "${TARGET[@]}"
 	tpid=$BG
@@ -256,11 +284,10 @@ walk_once() {
 	done
 	[[ -n $cmap ]] || die "no 'counters' map on BPF program $id"
 	# Poll until the agent exits: keep the last (prog stats, counters) pair
-	# read while the program was still loaded.  Section 8 also keeps the
-	# first pair read NATIVE_WARM_MS in (the tables are loaded by then): the
-	# run is measured from there.
+	# read while the program was still loaded, and the first pair read
+	# warm_ms in: the run is measured from there.
 	local warm_until=""
-	[[ $label == native:* ]] && warm_until=$(($(date +%s%N) + NATIVE_WARM_MS * 1000000))
+	((warm_ms > 0)) && warm_until=$(($(date +%s%N) + warm_ms * 1000000))
 	while kill -0 "$apid" 2>/dev/null; do
 		# counters first: the target count then never exceeds run_cnt
 		if taskset -c "$ACPU" bpftool map dump id "$cmap" --json >"$d/m.tmp" 2>/dev/null &&
@@ -389,6 +416,26 @@ if want async; then
 	stats_off
 fi
 
+# ---------------------------------------------------------------- section 10
+# Anchors: the walk on the 3.15 target (the fit), then Tachyon next to tachyon-bpf.
+if want anchors; then
+	PY315=$(pick_python "$PY315" /var/cache/tachyon-bpf/pythons/bin/python3.15)
+	[[ $PY315 != none ]] || die "section anchors needs CPython 3.15 (PY315=)"
+	"$PY315" -c 'import profiling.sampling' 2>/dev/null || die "$PY315 has no profiling.sampling (Tachyon)"
+	stats_on
+	log "section 10: anchors, walk on $(pyname "$PY315") (REPS=$REPS, DEPTHS=$DEPTHS)"
+	for rep in $(seq "$REPS"); do
+		for depth in $DEPTHS; do
+			walk_once "anchors: depth $depth" walker "$rep" "$PY315" "$depth"
+			walk_once "anchors: depth $depth" floor "$rep" "$PY315" "$depth"
+		done
+	done
+	stats_off
+	log "section 10: anchors, overhead at $RATES Hz, $ANCHOR_ROUNDS rounds"
+	"$HPY" "$ROOT/bench/anchors.py" "$TB" "$PY315" "$RAW" --rates "$RATES" --rounds "$ANCHOR_ROUNDS" \
+		--scale "$ANCHOR_SCALE" || die "bench/anchors.py failed"
+fi
+
 # ---------------------------------------------------------------- sections 2-3
 # Run a command in its own session (= its own autogroup) at autogroup nice
 # ONICE: the same treatment for the runs with and without the profiler.
@@ -511,13 +558,14 @@ fi
 if ! want walk && ! want overhead && ! want multi && ! want wall; then
 	# only the churn and native sections: they replace their own part of OUT
 	want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
+	want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
 	want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
-	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md"; do
+	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md"; do
 		[[ -f $f ]] || continue
 		"$HPY" - "$OUT" "$f" <<'PYEOF'
 import re, sys
 out, new = sys.argv[1], open(sys.argv[2]).read().strip("\n")
-head = new.split("\n", 1)[0]                       # "## 6. ...", "## 7. ...", "## 8. ..." or "## 9. ..."
+head = new.split("\n", 1)[0]                       # "## 6. ..." .. "## 10. ..."
 number = head.split()[1]
 try:
     old = open(out).read()
@@ -560,6 +608,8 @@ alt_desc=$PY_ALT
 	echo "WALK_HZ=$WALK_HZ"
 	echo "SECS=$SECS"
 	echo "MAXD=$MAXD"
+	echo "WALK_RING_MB=$WALK_RING_MB"
+	echo "WALK_WARM_MS=$WALK_WARM_MS"
 	echo "REPS=$REPS"
 	echo "MULTI_SECS=$MULTI_SECS"
 	echo "KNOBS=REPS=$REPS SECS=$SECS DEPTHS=\"$DEPTHS\" PAIRS=$PAIRS RATES=\"$RATES\" FLOOR_RATES=\"$FLOOR_RATES\" SCALE=$SCALE NPROCS=$NPROCS PY_ALT=$alt_desc"
@@ -567,8 +617,9 @@ alt_desc=$PY_ALT
 "$HPY" "$ROOT/bench/stats.py" render "$RAW" "$TMP/header.env" >"$TMP/results.md"
 [[ -f $TMP/wall.md ]] && cat "$TMP/wall.md" >>"$TMP/results.md"
 want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
+want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
 want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
-for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md"; do
+for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md"; do
 	[[ -f $f ]] && cat "$f" >>"$TMP/results.md"
 done
 cp "$TMP/results.md" "$OUT"

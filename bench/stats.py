@@ -21,6 +21,9 @@ records (one JSON object per line in a raw file) and renders the tables.
         section 8 (--native) as markdown on stdout.
     stats.py async RAW TCPU HZ
         section 9 (--async-aware) as markdown on stdout.
+    stats.py anchors RAW TCPU HZ PY315
+        section 10 (tachyon-bpf next to CPython 3.15's Tachyon, bench/anchors.py
+        records, and the walk on the same 3.15 target) as markdown on stdout.
 
 Exits non-zero only on broken input (missing/garbled files, a checksum that
 differs between runs): slow numbers are never an error.
@@ -87,13 +90,17 @@ def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal, err
     counters = load_json(map_path)
     target = counter_total(counters, 0)
     run_time, run_cnt = prog["run_time_ns"], prog["run_cnt"]
+    warm = False
     if prog0_path and os.path.exists(prog0_path) and os.path.exists(map0_path):
         prog0 = load_json(prog0_path)       # measured from the end of the warm-up
-        run_time -= prog0["run_time_ns"]
-        run_cnt -= prog0["run_cnt"]
-        target -= counter_total(load_json(map0_path), 0)
-        if run_cnt <= 0:
-            die(f"{prog_path}: no run after the warm-up")
+        if run_cnt - prog0["run_cnt"] >= 100:
+            run_time -= prog0["run_time_ns"]
+            run_cnt -= prog0["run_cnt"]
+            target -= counter_total(load_json(map0_path), 0)
+            warm = True
+        else:                               # a slow machine polled too late: the whole run
+            print(f"stats.py: {label}: too few runs after the warm-up, whole run measured",
+                  file=sys.stderr)
     meta = load_json(out_path)["meta"]
     ps = meta.get("python_samples", 0)
     append(raw, {
@@ -104,6 +111,7 @@ def cmd_walk(raw, label, variant, rep, prog_path, map_path, out_path, steal, err
         "native_per_sample": native_per_sample(err_path) if err_path else None,
         "walks": counter_or_none(counters, 2), "walks_skipped": counter_or_none(counters, 3),
         "ns_per_run": run_time / run_cnt,
+        "warm": warm,
         "samples": meta.get("samples", 0), "python_samples": ps,
         "frames_per_sample": meta.get("frames", 0) / ps if ps else None,
         "kernel_frames_per_sample": (meta.get("kernel_stacks") or {}).get("frames", 0) / ps if ps else None,
@@ -171,6 +179,15 @@ def fmt_pct(r):
     return f"{(r - 1) * 100:+.1f}%"
 
 
+def per_target(r, miss_ns):
+    """ns per sample of the target: the program also runs for the other tasks on the CPU (a
+    pid-map miss), counted at miss_ns each (the floor's cost) and left out."""
+    tg = r.get("target_runs") or 0
+    if not tg or miss_ns is None or r["variant"] != "walker":
+        return r["ns_per_run"]
+    return max(0.0, (r["run_time_ns"] - (r["run_cnt"] - tg) * miss_ns) / tg)
+
+
 def fit(pts):
     """Least squares y = a + b x; returns (a, b)."""
     n = len(pts)
@@ -214,7 +231,8 @@ def render(raw, header_path):
       "ratios between rows of the same run, not as precise figures.")
     w("")
 
-    walks = [r for r in recs if r["kind"] == "walk" and not r["label"].startswith(("threads", "native:", "async:"))]
+    walks = [r for r in recs if r["kind"] == "walk"
+             and not r["label"].startswith(("threads", "native:", "anchors:", "async:"))]
     if walks:
         w("## 1. BPF run time per sample")
         w("")
@@ -226,7 +244,10 @@ def render(raw, header_path):
           f"{hdr.get('REPS')} runs per cell: median (min). Floor = `--bench-floor` "
           "(pid-map lookup, counter, return). frames/sample counts deep.py's own "
           "`<module>` and `leaf`. Target share = the target's runs / all runs of the "
-          "program on that CPU (the rest are other tasks: pid lookup miss, ~floor cost).")
+          "program on that CPU (the rest are other tasks: a pid lookup miss; the walker's "
+          "ns/sample is per target sample, those runs counted at the floor's median cost and "
+          "left out). Each run is measured from a warm-up on (the ring buffer, "
+          f"{hdr.get('WALK_RING_MB')} MiB, has wrapped: {hdr.get('WALK_WARM_MS')} ms).")
         w("")
         w("| case | frames/sample | walker ns/sample | floor ns/sample | walker − floor | target share | steal on the CPU |")
         w("|---|---:|---:|---:|---:|---:|---:|")
@@ -236,10 +257,11 @@ def render(raw, header_path):
                 labels.append(r["label"])
         fit_pts, fit_min = [], []
         cell = {}
+        miss = med([r["ns_per_run"] for r in walks if r["variant"] == "floor"])
         for lab in labels:
             wk = [r for r in walks if r["label"] == lab and r["variant"] == "walker"]
             fl = [r for r in walks if r["label"] == lab and r["variant"] == "floor"]
-            wn = [r["ns_per_run"] for r in wk]
+            wn = [per_target(r, miss) for r in wk]
             fn = [r["ns_per_run"] for r in fl]
             fps = [r["frames_per_sample"] for r in wk if r["frames_per_sample"] is not None]
             share = [r["target_runs"] / r["run_cnt"] for r in wk + fl if r["run_cnt"]]
@@ -527,6 +549,97 @@ def asyncio_section(raw, tcpu, hz):
           + " per sample** (the `--bench-task-reads` rows: their extra over `--async-aware`, divided by N); "
           "the goal is under 100 ns. The direct difference (`--async-aware` − without) is within the "
           "run-to-run noise of a loaded machine.")
+def anchors(raw, tcpu, hz, py):
+    """Section 10: the walk's fit on the 3.15 target, and the overhead rounds of bench/anchors.py."""
+    with open(raw) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    walks = [r for r in recs if r["kind"] == "walk" and r["label"].startswith("anchors:")]
+    runs = [r for r in recs if r["kind"] == "anchor"]
+    if not walks and not runs:
+        return
+    out = []
+    w = out.append
+    w("\n## 10. Anchors: CPython 3.15's Tachyon next to tachyon-bpf\n")
+    w(f"Target interpreter `{py}` for everything in this section.")
+    if walks:
+        w("")
+        w(f"**BPF run time per sample**, as section 1 (`deep.py DEPTH` pinned to CPU {tcpu}, {hz} Hz, "
+          "leaf opcode on, stats kept on by a BPF_ENABLE_STATS descriptor): median (min) of the runs.")
+        w("")
+        w("| depth | frames/sample | walker ns/sample | floor ns/sample | walker / floor |")
+        w("|---|---:|---:|---:|---:|")
+        pts, pmin = [], []
+        miss = med([r["ns_per_run"] for r in walks if r["variant"] == "floor"])
+        for lab in dict.fromkeys(r["label"] for r in walks):
+            wk = [per_target(r, miss) for r in walks if r["label"] == lab and r["variant"] == "walker"]
+            fl = [r["ns_per_run"] for r in walks if r["label"] == lab and r["variant"] == "floor"]
+            fps = med([r["frames_per_sample"] for r in walks if r["label"] == lab
+                       and r["variant"] == "walker" and r["frames_per_sample"]])
+            if not wk:
+                continue
+            if fps:
+                pts.append((fps, med(wk)))
+                pmin.append((fps, min(wk)))
+            ratio = f"{med(wk) / med(fl):.1f}×" if fl else "—"
+            w(f"| {lab.split(':', 1)[1].strip()} | {'%.1f' % fps if fps else '—'} | "
+              f"{fmt_ns(med(wk))} ({fmt_ns(min(wk))}) | "
+              f"{fmt_ns(med(fl)) + ' (' + fmt_ns(min(fl)) + ')' if fl else '—'} | {ratio} |")
+        if len(pts) >= 2:
+            (i1, s1), (i2, s2) = fit(pts), fit(pmin)
+            w("")
+            w(f"- Fit: medians **≈ {i1:,.0f} ns fixed + {s1:,.1f} ns per frame → "
+              f"{i1 + 50 * s1:,.0f} ns at 50 frames**; minimums ≈ {i2:,.0f} ns + {s2:,.1f} ns per frame "
+              f"→ {i2 + 50 * s2:,.0f} ns at 50 frames.")
+    if runs:
+        rates = sorted({r["hz"] for r in runs})
+        w("")
+        w("**Overhead**: `bench/cpu_bound.py` held at a gate until the profiler is attached, then "
+          "run to the end (unpinned, 2 CPUs); per rate, rounds of four runs in rotated order: none, "
+          "`tachyon-bpf -p PID -r HZ`, `tachyon-bpf --bench-floor` (perf interrupts + the empty "
+          "program), `python3.15 -m profiling.sampling attach -r HZ PID --collapsed`. Slowdown = "
+          "with / the same round's run without, median (min..max). Profiler CPU = the run time of "
+          "all its threads (schedstat) while the target works (start-up and output writing left "
+          "out); for tachyon-bpf that is the agent only: the BPF program's time is in the target's "
+          "slowdown (and in the walk table above). Per sample: that CPU / the samples of the work "
+          "(tachyon-bpf: all, on-CPU; Tachyon samples wall time by default: its stacks in "
+          "`one_round`, the gate's wait left out). RSS: the profiler's peak.")
+        w("")
+        w("| rate | profiler | rounds | target slowdown | profiler CPU, % of a core | "
+          "profiler CPU per sample | samples/run | peak RSS |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|")
+        summary = {}
+        for hz in rates:
+            base = {r["round"]: r for r in runs if r["hz"] == hz and r["variant"] == "none"}
+            for variant, name in (("tachyon-bpf", "tachyon-bpf"), ("floor", "empty program (floor)"),
+                                  ("tachyon", "Tachyon (3.15)")):
+                sel = [r for r in runs if r["hz"] == hz and r["variant"] == variant
+                       and r["round"] in base]
+                if not sel:
+                    continue
+                rs = [r["elapsed_s"] / base[r["round"]]["elapsed_s"] for r in sel]
+                cpu = [r["cpu_s"] for r in sel if r.get("cpu_s") is not None]
+                core = [100 * r["cpu_s"] / r["elapsed_s"] for r in sel if r.get("cpu_s") is not None]
+                per = [1e6 * r["cpu_s"] / r["samples"] for r in sel
+                       if r.get("cpu_s") is not None and r.get("samples")]
+                summary[(hz, variant)] = (med(rs), med(core), med(per))
+                percol = f"{med(per):,.2f} µs" if per and variant != "floor" else "—"
+                w(f"| {hz} Hz | {name} | {len(sel)} | {fmt_pct(med(rs))} "
+                  f"({fmt_pct(min(rs))}..{fmt_pct(max(rs))}) | {med(core):.1f}% | {percol} | "
+                  f"{med([r['samples'] for r in sel]):,.0f} | "
+                  f"{med([r['rss_kib'] for r in sel]) / 1024:.1f} MiB |")
+        w("")
+        for hz in rates:
+            t, b, fl = summary.get((hz, "tachyon")), summary.get((hz, "tachyon-bpf")), summary.get((hz, "floor"))
+            if not t or not b:
+                continue
+            parts = []
+            if b[2] and t[2]:
+                parts.append(f"profiler CPU per sample Tachyon / tachyon-bpf agent = {t[2] / b[2]:,.0f}×")
+            if b[1] and t[1]:
+                parts.append(f"% of a core {t[1] / b[1]:,.0f}×")
+            parts.append(f"target slowdown Tachyon {fmt_pct(t[0])}, tachyon-bpf {fmt_pct(b[0])}"
+                         + (f", floor {fmt_pct(fl[0])}" if fl else ""))
+            w(f"- {hz} Hz: " + "; ".join(parts) + ".")
     print("\n".join(out))
 
 
@@ -536,7 +649,7 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     table = {"walk": (cmd_walk, (8, 11)), "pair": (cmd_pair, (7,)), "multi": (cmd_multi, (3,)),
              "render": (render, (2,)), "native": (native, (3,)),
-             "async": (asyncio_section, (3,))}
+             "async": (asyncio_section, (3,)), "anchors": (anchors, (4,))}
     if cmd not in table or len(args) not in table[cmd][1]:
         die(f"bad command line: {argv[1:]}")
     table[cmd][0](*args)

@@ -62,6 +62,8 @@ static __always_inline int in_scope(void)
 #define INLINE_FRAMES 160
 /* Entries of the per-walk code-object cache (power of two). */
 #define CODE_CACHE 16
+/* Bytes of data stack read at once (a page: the rest of a frame's page): see load_frame. */
+#define FRAME_BLOCK 4096
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -152,6 +154,10 @@ struct scratch {
 	__u8 tbuf[TB_TSTATE_BUF + 8];
 	__u8 gbuf[64];
 	__u8 fbuf[TB_FRAME_BUF + 8];
+	/* 3.11+: the last data-stack block read, [blk_addr, blk_addr + blk_len) */
+	__u64 blk_addr;
+	__u32 blk_len;
+	__u8 fblock[FRAME_BLOCK + TB_FRAME_BUF + 8];
 	__u8 cbuf[TB_CODE_BUF + 8];
 	/* Code objects already read during this walk. A code object on the
 	 * live frame chain is referenced by its frame, so within one walk its
@@ -370,7 +376,8 @@ static __always_inline void thread_status(struct scratch *s, const struct tb_pro
  * tlbc_index selects it in co_tlbc, {size, entries[]}, whose entry 0 is the
  * code object's own. Read once per code object and walk (a walk is one
  * thread's); 0 when it cannot be read or the index is not in the array. */
-static __always_inline __u64 bytecode_start(struct scratch *s, typeof(&s->ccache[0]) cached, __u64 code)
+static __always_inline __u64 bytecode_start(struct scratch *s, __u8 *fb, typeof(&s->ccache[0]) cached,
+					    __u64 code)
 {
 	struct tb_py_offsets *off = &s->off;
 	__u64 arr;
@@ -378,7 +385,7 @@ static __always_inline __u64 bytecode_start(struct scratch *s, typeof(&s->ccache
 
 	if (off->frame_tlbc_index == TB_NO_OFFSET)
 		return code + off->code_adaptive;
-	idx = (__s32)buf_u32(s->fbuf, off->frame_tlbc_index);
+	idx = (__s32)buf_u32(fb, off->frame_tlbc_index);
 	if (idx == 0)
 		return code + off->code_adaptive;
 	if (cached->tlbc_index == idx)
@@ -407,26 +414,57 @@ static __always_inline void mark_entry(struct scratch *s)
 		frame_slot(s, s->depth - 1)->flags |= TB_FF_ENTRY;
 }
 
+/* The frame's first frame_read_size bytes, or NULL if they cannot be read.
+ * 3.11+ frames live on the thread's data stack, each caller right below its
+ * callee: a frame outside the last block read starts a new block, up to
+ * FRAME_BLOCK bytes ending with this frame's prefix and not below its page
+ * (the page below may be unmapped), so the callers after it need no read of
+ * their own.  A frame elsewhere (a generator's, another chunk) is simply
+ * outside the block.  3.10's frames are heap objects: one read each. */
+static __always_inline __u8 *load_frame(struct scratch *s, __u64 frame)
+{
+	__u32 size = s->off.frame_read_size & (TB_FRAME_BUF - 1);
+	__u64 rel = frame - s->blk_addr, start, len;
+
+	if (rel + size <= s->blk_len && rel < FRAME_BLOCK)
+		return s->fblock + (rel & (FRAME_BLOCK - 1));
+	if (s->off.frame_kind == TB_FRAME_INTERP && frame > FRAME_BLOCK) {
+		start = frame + size - FRAME_BLOCK;
+		if (start < (frame & ~4095ull))
+			start = frame & ~4095ull;
+		len = frame + size - start;
+		if (len <= FRAME_BLOCK && !bpf_probe_read_user(s->fblock, len, (void *)start)) {
+			s->blk_addr = start;
+			s->blk_len = (__u32)len;
+			rel = frame - start;
+			return s->fblock + (rel & (FRAME_BLOCK - 1));
+		}
+	}
+	if (bpf_probe_read_user(s->fbuf, size, (void *)frame))
+		return NULL;
+	return s->fbuf;
+}
+
 /* Visit one frame, record it unless it is a shim. Non-zero: stop. */
 static __always_inline long visit_frame(struct scratch *s)
 {
 	struct tb_py_offsets *off = &s->off;
 	__u64 frame = s->frame, code, instr;
-	struct tb_frame *out;
+	__u64 *out;
 	typeof(&s->ccache[0]) cached;
 	__s64 offset;
-	__u8 opcode = 0, fflags = 0;
+	__u8 opcode = 0, fflags = 0, *fb;
 
 	if (!frame)
 		return 1;
-	if (bpf_probe_read_user(s->fbuf, off->frame_read_size & (TB_FRAME_BUF - 1),
-				(void *)frame)) {
+	fb = load_frame(s, frame);
+	if (!fb) {
 		s->flags |= TB_F_READ_ERROR;
 		return 1;
 	}
-	s->frame = buf_u64(s->fbuf, off->frame_previous);
+	s->frame = buf_u64(fb, off->frame_previous);
 	if (off->frame_owner != TB_NO_OFFSET) {
-		__u8 owner = buf_u8(s->fbuf, off->frame_owner);
+		__u8 owner = buf_u8(fb, off->frame_owner);
 
 		if (owner >= off->owner_skip_min || owner == off->owner_cstack) {
 			if (owner == off->owner_entry)
@@ -438,7 +476,7 @@ static __always_inline long visit_frame(struct scratch *s)
 		s->flags |= TB_F_TRUNCATED;
 		return 1;
 	}
-	code = buf_u64(s->fbuf, off->frame_code) & ~(__u64)off->code_tag_mask;
+	code = buf_u64(fb, off->frame_code) & ~(__u64)off->code_tag_mask;
 	if (!code) {
 		s->flags |= TB_F_READ_ERROR;
 		return 1;
@@ -467,14 +505,14 @@ static __always_inline long visit_frame(struct scratch *s)
 	}
 
 	if (off->frame_kind == TB_FRAME_OBJECT) {
-		__s32 lasti = (__s32)buf_u32(s->fbuf, off->frame_instr);
+		__s32 lasti = (__s32)buf_u32(fb, off->frame_instr);
 
 		offset = lasti < 0 ? -2 : (__s64)lasti * 2;
 		instr = cached->bytecode + off->bytes_sval + offset;
 	} else {
-		__u64 start = bytecode_start(s, cached, code);
+		__u64 start = bytecode_start(s, fb, cached, code);
 
-		instr = buf_u64(s->fbuf, off->frame_instr);
+		instr = buf_u64(fb, off->frame_instr);
 		offset = start ? (__s64)(instr - start) : -3; /* -3: not found, as out of range */
 	}
 	if (offset < -2 || offset > 0x7fffffff) {
@@ -489,15 +527,13 @@ static __always_inline long visit_frame(struct scratch *s)
 
 	/* 3.11: the frame an evaluator call was made for */
 	if (native_depth && off->frame_is_entry < off->frame_read_size &&
-	    buf_u8(s->fbuf, off->frame_is_entry))
+	    buf_u8(fb, off->frame_is_entry))
 		fflags |= TB_FF_ENTRY;
 
-	out = frame_slot(s, s->depth);
-	out->code = code;
-	out->offset = (__s32)offset;
-	out->code_id = cached->id;
-	out->opcode = opcode;
-	out->flags = fflags;
+	/* struct tb_frame in two stores: code, then offset | code_id | opcode | flags */
+	out = (__u64 *)frame_slot(s, s->depth);
+	out[0] = code;
+	out[1] = (__u32)offset | (__u64)cached->id << 32 | (__u64)opcode << 48 | (__u64)fflags << 56;
 	s->depth++;
 	return 0;
 }
@@ -518,6 +554,7 @@ static __always_inline void walk_frames(struct scratch *s)
 
 	for (i = 0; i < CODE_CACHE; i++)
 		s->ccache[i].addr = 0;
+	s->blk_len = 0;
 
 	for (i = 0; i < INLINE_FRAMES && i < limit; i++)
 		if (visit_frame(s))

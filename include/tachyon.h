@@ -96,6 +96,11 @@ struct tb_sample_hdr {
 #define TB_SAMPLE_WORDS (TB_LEAD_WORDS + 2 * TB_MAX_FRAMES)
 _Static_assert(TB_MAX_KERNEL + TB_MAX_NATIVE <= TB_LEAD_WORDS, "kernel and native words overflow");
 _Static_assert(sizeof(struct tb_frame) == 16, "a frame is two words");
+/* the BPF program writes a frame's second word as one store (little-endian) */
+_Static_assert(__builtin_offsetof(struct tb_frame, offset) == 8 &&
+	       __builtin_offsetof(struct tb_frame, code_id) == 12 &&
+	       __builtin_offsetof(struct tb_frame, opcode) == 14 &&
+	       __builtin_offsetof(struct tb_frame, flags) == 15, "tb_frame's second word");
 struct tb_sample {
 	struct tb_sample_hdr hdr;
 	__u64 words[TB_SAMPLE_WORDS];
