@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include "cpython/asyncio.h"
 #include "proc/elfsym.h"
 #include "model/profile.h"
@@ -354,6 +355,64 @@ static void test_debug_section(void **state)
 	}
 }
 
+/* Map a copy of file named _asyncio.cpython-314-x86_64-linux-gnu.so in dir (its
+ * AsyncioDebug task size changed to task_size unless 0); the mapping's address. */
+static void *map_copy(const char *file, const char *dir, uint64_t task_size, size_t *len)
+{
+	char path[512], cmd[1200];
+	struct tb_elf e;
+	GElf_Shdr sh;
+	void *at;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/_asyncio.cpython-314-x86_64-linux-gnu.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", file, path);
+	assert_int_equal(system(cmd), 0);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	if (task_size) {
+		assert_int_equal(tb_elf_open_fd(dup(fd), &e), 0);
+		assert_non_null(tb_elf_scn(e.elf, ".AsyncioDebug", &sh));
+		assert_int_equal(pwrite(fd, &task_size, sizeof(task_size), (off_t)sh.sh_offset), sizeof(task_size));
+		tb_elf_close(&e);
+	}
+	*len = (size_t)lseek(fd, 0, SEEK_END);
+	at = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+	assert_true(at != MAP_FAILED);
+	close(fd);
+	return at;
+}
+
+/* tb_asyncio_verify reads the section of the _asyncio module a process maps: this
+ * test's own mappings of a copy of sid 3.14's module, as it is and changed. */
+static void test_verify(void **state)
+{
+	static const char *file =
+		"/var/cache/tachyon-bpf/pythons/lib/python3.14/lib-dynload/_asyncio.cpython-314-x86_64-linux-gnu.so";
+	char dir[] = "/tmp/tb-asyncio-XXXXXX", err[256] = "", cmd[300];
+	struct tb_layout l;
+	size_t len;
+	void *at;
+
+	(void)state;
+	assert_int_equal(tb_layout_builtin(0x030e0af0, &l), 0);
+	assert_int_equal(tb_asyncio_verify(getpid(), &l, err, sizeof(err)), 0); /* nothing mapped */
+	if (access(file, R_OK)) {
+		printf("  (no %s: not verified)\n", file);
+		return;
+	}
+	assert_non_null(mkdtemp(dir));
+	at = map_copy(file, dir, 0, &len);
+	assert_int_equal(tb_asyncio_verify(getpid(), &l, err, sizeof(err)), 1);
+	munmap(at, len);
+	at = map_copy(file, dir, 0xb0, &len);                /* a task of another size */
+	assert_int_equal(tb_asyncio_verify(getpid(), &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "differs"));
+	munmap(at, len);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_profile_frames),
 		cmocka_unit_test(test_debug_section),
+		cmocka_unit_test(test_verify),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -3,9 +3,14 @@
  * version's row in versions.c).  Everything read is the target's: a name is a str
  * (or, never set, the int of "Task-N"), awaited_by one future or a set of them, and
  * every pointer, count and byte is checked before it is used. */
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include "proc/elfsym.h"
 #include "proc/procmem.h"
+#include "proc/targetfile.h"
 #include "cpython/pyread.h"
 #include "cpython/versions.h"
 #include "cpython/asyncio.h"
@@ -73,6 +78,90 @@ int tb_asyncio_parse_debug(const unsigned char *buf, size_t len, struct tb_async
 	out->task_coro = (uint16_t)v[D_CORO];
 	*tstate_running_task = (uint16_t)v[D_RUNNING_TASK];
 	return 0;
+}
+
+#define VERIFY_FILES 4                 /* files looked at for the section, at most */
+#define VERIFY_FILE_MAX (256ull << 20) /* bytes of such a file, at most */
+
+/* May this mapped file hold an AsyncioDebug section?  The _asyncio extension
+ * module, or the interpreter where it is built in. */
+static int may_hold_asyncio(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "_asyncio.", 9) == 0 && strstr(base, ".so"))
+		return 2;
+	return (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0) && !strstr(base, ".cpython-");
+}
+
+/* The section of the file mapped at [start, end) parsed: 1, 0 (none), -1. */
+static int section_of(pid_t pid, uint64_t start, uint64_t end, const char *path,
+		      struct tb_asyncio_offsets *a, uint16_t *running, char *err, size_t errlen)
+{
+	const char *why = NULL;
+	struct stat st;
+	struct tb_elf e;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	int fd = tb_open_mapped(pid, start, end, path, VERIFY_FILE_MAX, &st, &why), rc = 0;
+
+	if (fd < 0 || tb_elf_open_fd(fd, &e))
+		return 0;
+	scn = tb_elf_scn(e.elf, ".AsyncioDebug", &sh);
+	if (scn) {
+		d = tb_elf_data(e.elf, scn);
+		rc = d && tb_asyncio_parse_debug(d->d_buf, d->d_size, a, running, err, errlen) == 0 ? 1 : -1;
+		if (!d)
+			snprintf(err, errlen, "its AsyncioDebug section cannot be read");
+	}
+	tb_elf_close(&e);
+	return rc;
+}
+
+int tb_asyncio_verify(pid_t pid, const struct tb_layout *l, char *err, size_t errlen)
+{
+	const struct tb_asyncio_offsets *t = tb_asyncio_offsets(l);
+	char path[64], line[PATH_MAX + 128];
+	int files = 0, rc = 0;
+	FILE *f;
+
+	if (!t)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (rc == 0 && files < VERIFY_FILES && fgets(line, sizeof(line), f)) {
+		struct tb_asyncio_offsets a;
+		uint64_t start, end, offset;
+		uint16_t running = 0;
+		int pos = 0;
+
+		if (!strchr(line, '\n'))
+			break;             /* a name longer than PATH_MAX: stop here */
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end, &offset, &pos) < 3 ||
+		    pos == 0 || offset != 0 || line[pos] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (!may_hold_asyncio(line + pos))
+			continue;
+		files++;
+		rc = section_of(pid, start, end, line + pos, &a, &running, err, errlen);
+		if (rc == 1 && (a.task_size != t->task_size || a.task_name != t->task_name ||
+				a.task_awaited_by != t->task_awaited_by || a.task_is_task != t->task_is_task ||
+				a.task_awaited_by_is_set != t->task_awaited_by_is_set || a.task_coro != t->task_coro ||
+				running != l->bpf.tstate_running_task || a.task_coro != l->bpf.task_coro)) {
+			snprintf(err, errlen, "its AsyncioDebug section (task size %u, name at %u, coroutine at %u, "
+				 "running task at %u) differs from what CPython 3.%u's row says (%u, %u, %u, %u)",
+				 a.task_size, a.task_name, a.task_coro, running, l->minor, t->task_size, t->task_name,
+				 t->task_coro, l->bpf.tstate_running_task);
+			rc = -1;
+		}
+	}
+	fclose(f);
+	return rc;
 }
 
 static int is_aligned_ptr(uint64_t p)

@@ -36,6 +36,11 @@ struct tb_task_chain {
  * with one sentence in err. */
 int tb_asyncio_parse_debug(const unsigned char *buf, size_t len, struct tb_asyncio_offsets *out,
 			   uint16_t *tstate_running_task, char *err, size_t errlen);
+/* Check the version's offsets against the target's own: the AsyncioDebug section of
+ * the _asyncio module it maps (or of its python / libpython, where _asyncio is built
+ * in), read with the target's credentials.  1: found and equal; 0: no such section
+ * mapped (yet); -1: different or unreadable, with one sentence in err. */
+int tb_asyncio_verify(pid_t pid, const struct tb_layout *l, char *err, size_t errlen);
 /* The offsets for layout l, or NULL: no task attribution (before 3.14, free-threaded). */
 const struct tb_asyncio_offsets *tb_asyncio_offsets(const struct tb_layout *l);
 /* Read task (a TaskObj of pid) whose coroutine's low 32 bits are coro32 (what the BPF

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "lib/hash.h"
 #include "lib/mem.h"
+#include "lib/termsafe.h"
 #include "model/profile.h"
 #include "model/tasks.h"
 
@@ -15,6 +16,8 @@ void tb_tasks_free(struct tb_tasks *t)
 {
 	free(t->e);
 	tb_hmap_free(&t->index);
+	free(t->m);
+	tb_hmap_free(&t->mindex);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -59,6 +62,40 @@ static int read_allowed(struct tb_tasks *t, uint64_t now)
 	return 1;
 }
 
+/* Does process pid's own AsyncioDebug section agree with its version's row?  Looked
+ * at on its first task sample, again every TB_TASK_REFRESH_NS while it is not found
+ * (a few times: then the row is trusted, as before the section was read). */
+static int module_ok(struct tb_tasks *t, pid_t pid, const struct tb_layout *l, uint64_t now)
+{
+	struct tb_task_module key = { .pid = (uint32_t)pid }, *m;
+	uint32_t i = tb_hmap_find_key(&t->mindex, t->m, sizeof(*t->m), &key, sizeof(key.pid));
+	char err[256], prefix[96];
+
+	if (i == TB_HMAP_NONE) {
+		if (t->nm >= TB_TASK_CACHE_MAX) {
+			tb_hmap_clear(&t->mindex);
+			t->nm = 0;
+		}
+		t->m = tb_grow(t->m, &t->capm, t->nm + 1, sizeof(*t->m), 16);
+		i = tb_hmap_intern_key(&t->mindex, t->m, sizeof(*t->m), &key, sizeof(key.pid), t->nm);
+		t->m[t->nm++] = key;
+	}
+	m = &t->m[i];
+	if (m->verdict || m->tries >= TB_TASK_VERIFY_TRIES ||
+	    (m->tries && now - m->tried_ns < TB_TASK_REFRESH_NS))
+		return m->verdict >= 0;
+	m->tries++;
+	m->tried_ns = now;
+	err[0] = '\0';
+	m->verdict = (int8_t)tb_asyncio_verify(pid, l, err, sizeof(err));
+	if (m->verdict < 0) {
+		t->refused++;
+		snprintf(prefix, sizeof(prefix), "tachyon-bpf: pid %d: --async-aware: no task frames: ", (int)pid);
+		tb_termsafe_line(stderr, prefix, err);
+	}
+	return m->verdict >= 0;
+}
+
 const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbolizer *sym,
 					    pid_t pid, const struct tb_layout *l,
 					    const struct tb_sample_hdr *h)
@@ -67,6 +104,8 @@ const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbol
 	uint32_t i = tb_hmap_find_key(&t->index, t->e, sizeof(*t->e), &key, KEY_LEN);
 	struct tb_task_entry *e;
 
+	if (!module_ok(t, pid, l, h->time_ns))
+		return NULL;
 	if (i == TB_HMAP_NONE) {
 		if (!read_allowed(t, h->time_ns))
 			return NULL;

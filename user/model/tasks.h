@@ -28,10 +28,24 @@ struct tb_task_entry {
 	uint32_t codes[TB_TASK_CHAIN]; /* innermost (the task) first */
 };
 
+/* A process's asyncio offsets checked against its own AsyncioDebug section
+ * (cpython/asyncio.c: tb_asyncio_verify) before its tasks are read. */
+struct tb_task_module {
+	uint32_t pid;
+	int8_t verdict;           /* 1 equal, -1 different (no task frames), 0 not found yet */
+	uint8_t tries;            /* looks made while not found (at most TB_TASK_VERIFY_TRIES) */
+	uint64_t tried_ns;        /* sample time of the last look */
+};
+#define TB_TASK_VERIFY_TRIES 8
+
 struct tb_tasks {
 	struct tb_task_entry *e;
 	uint32_t n, cap;
 	struct tb_hmap index;
+	struct tb_task_module *m;   /* one per process with task samples */
+	uint32_t nm, capm;
+	struct tb_hmap mindex;
+	uint64_t refused;         /* processes whose section differs: no task frames */
 	uint64_t reads, failed;   /* tasks read, reads that failed */
 	uint64_t skipped;         /* reads not made: the budget was spent */
 	uint64_t window_ns;       /* start of the current second (sample time) */
@@ -52,7 +66,8 @@ void tb_tasks_free(struct tb_tasks *t);
  * into a new array *out (free it); returns how many. */
 uint32_t tb_task_totals(const struct tb_profile *p, struct tb_task_total **out);
 /* The entry of the sample's running task (h->task != 0) of the process l describes,
- * read if new or stale; NULL when it cannot be read. */
+ * read if new or stale; NULL when it cannot be read or the process's own AsyncioDebug
+ * section says other offsets than its version's row (one line on stderr, once). */
 const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbolizer *sym,
 					    pid_t pid, const struct tb_layout *l,
 					    const struct tb_sample_hdr *h);
