@@ -91,7 +91,7 @@ counted() { # name command...
 counted golden python3 tests/golden/check.py
 
 # browser: Debian's chromium on every page kind (tests/browser/run.sh makes its own captures)
-for page_suite in synthetic real diff opcodes heatmap; do
+for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks; do
 	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
 done
 
@@ -105,6 +105,7 @@ suite opcodes-vs-dis "${with_ft[@]}" bash tests/opcodes/check.sh
 
 # integration: real BPF, real Python processes
 counted integration "${with_ft[@]}" /usr/bin/python3 tests/integration/run.py
+counted timeline python3 tests/integration/timeline.py
 counted exports /usr/bin/python3 tests/integration/exports.py
 # native unwinding from .eh_frame: tables vs readelf, the user-space reference unwinder vs
 # libdwfl on every interpreter (tests/unwind/run.py); then --native for real (tests/native/run.py)

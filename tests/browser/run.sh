@@ -226,7 +226,8 @@ suite_timeline() {
 	read -r _ start sw end <<<"$line"
 	step "render the whole capture" "$bin" render -q "$out/phases.tbp" -o "$out/phases.html" -o "$out/phases.json"
 	t0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["timeline"]["start_unix_ms"] / 1000)' "$out/phases.json")
-	one=$(python3 -c 'import sys; a, b, t = map(float, sys.argv[1:]); print("%.3f,%.3f" % (a - t, b - t))' "$start" "$sw" "$t0")
+	# phase one may begin a little before the first sample (the capture's start): from 0
+	one=$(python3 -c 'import sys; a, b, t = map(float, sys.argv[1:]); print("%.3f,%.3f" % (max(0.0, a - t), b - t))' "$start" "$sw" "$t0")
 	two=$(python3 -c 'import sys; a, b, t = map(float, sys.argv[1:]); print("%.3f,%.3f" % (a - t, b - t))' "$sw" "$end" "$t0")
 	step "render phase one's slice" "$bin" render -q "$out/phases.tbp" --from "${one%,*}" --to "${one#*,}" -o "$out/one.json"
 	step "render phase two's slice" "$bin" render -q "$out/phases.tbp" --from "${two%,*}" --to "${two#*,}" -o "$out/two.json"
