@@ -64,7 +64,7 @@ $(B)/libtachyon.a: $(LIB_OBJ)
 
 lib: $(B)/libtachyon.a
 
-# the libraries libtachyon.a needs, for links outside this file (tests/fuzz/run.sh)
+# the libraries libtachyon.a needs, for links outside this file (tests/fuzz, tests/hostile/flood.sh, tests/pythreads, tests/unwind, bench)
 print-ldlibs:
 	@echo $(LDLIBS)
 

@@ -17,7 +17,7 @@ out=$(mktemp -d /tmp/tb-bench-timeline-XXXXXX)
 cd "$repo"
 make -s -j2 tachyon-bpf build/libtachyon.a >&2
 ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -Iinclude -Iuser bench/gen_hour.c build/libtachyon.a \
-	-lbpf -ldw -lelf -lz -lm -o "$out/gen_hour"
+	$(make -s print-ldlibs) -o "$out/gen_hour"
 now() { date +%s.%N; }
 t0=$(now)
 what=$("$out/gen_hour" "$out/hour.tbp" "$secs" "$cpus" "$procs")

@@ -21,7 +21,7 @@ failed=0
 make -s tachyon-bpf build/libtachyon.a || exit 1
 mkdir -p build/hostile
 cc -O2 -g -Wall -Wextra -std=gnu11 -Iinclude -Iuser -o build/hostile/gen_flood tests/hostile/gen_flood.c \
-	build/libtachyon.a -lbpf -lelf -lz -lm || exit 1
+	build/libtachyon.a $(make -s print-ldlibs) || exit 1
 tmp=$(mktemp -d /tmp/tb-hostile.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -30,7 +30,7 @@ trap cleanup EXIT
 
 if ! make -C "$ROOT" -s build/libtachyon.a ||
    ! $CC -O2 -g -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
-    -o "$TMP/print_names" "$ROOT/tests/pythreads/print_names.c" "$ROOT/build/libtachyon.a" -lelf -lz -lm; then
+    -o "$TMP/print_names" "$ROOT/tests/pythreads/print_names.c" "$ROOT/build/libtachyon.a" $(make -s -C "$ROOT" print-ldlibs); then
     echo "check.sh: cannot build print_names" >&2
     exit 1
 fi

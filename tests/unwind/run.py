@@ -63,7 +63,8 @@ def build():
         sys.exit("run.py: make failed:\n" + r.stderr)
     flags = ["-O2", "-g", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-I" + ROOT + "/include",
              "-I" + ROOT + "/user"]
-    libs = [os.path.join(ROOT, "build", "libtachyon.a"), "-ldw", "-lelf", "-lz", "-lm"]
+    libs = [os.path.join(ROOT, "build", "libtachyon.a")] + subprocess.run(
+        ["make", "-s", "-C", ROOT, "print-ldlibs"], capture_output=True, text=True, check=True).stdout.split()
     for tool in ("cfidump", "uwcheck"):
         r = sh("gcc", *flags, os.path.join(HERE, tool + ".c"), *libs, "-o", os.path.join(OUT, tool))
         if r.returncode:
