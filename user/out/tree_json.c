@@ -294,24 +294,60 @@ void tb_json_tasks(FILE *f, const struct tb_profile *p)
 	free(t);
 }
 
-int tb_write_tree_json(const struct tb_profile *p, FILE *f)
+static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t, FILE *f)
 {
-	struct tb_tree t;
-
-	tb_tree_build(&t, p, p->by_line);
-	tb_tree_prune(&t, p->min_fraction);
 	fputs("{\"format\":\"tachyon-bpf-tree\",\"version\":1,", f);
-	tb_json_meta(f, &t);
+	tb_json_meta(f, t);
 	fputc(',', f);
 	tb_json_threads(f, p);
-	tb_json_timeline(f, &t);
+	tb_json_timeline(f, t);
 	if (p->async_aware) {
 		fputc(',', f);
 		tb_json_tasks(f, p);
 	}
 	fputs(",\"tree\":", f);
-	tb_json_node(f, &t, 0, NULL);
+	tb_json_node(f, t, 0, NULL);
 	fputs("}\n", f);
-	tb_tree_free(&t);
+}
+
+/* The tree of the run's profile between tb_outputs_begin and _end. */
+static struct {
+	const struct tb_profile *p;
+	int built;
+	struct tb_tree t;
+} run_tree;
+
+void tb_outputs_begin(const struct tb_profile *p)
+{
+	tb_outputs_end();
+	run_tree.p = p;
+}
+
+void tb_outputs_end(void)
+{
+	if (run_tree.built)
+		tb_tree_free(&run_tree.t);
+	run_tree.p = NULL;
+	run_tree.built = 0;
+}
+
+int tb_write_tree_json(const struct tb_profile *p, FILE *f)
+{
+	struct tb_tree own, *tp = &own;
+
+	if (p == run_tree.p) {
+		tp = &run_tree.t;
+		if (!run_tree.built) {
+			tb_tree_build(tp, p, p->by_line);
+			tb_tree_prune(tp, p->min_fraction);
+			run_tree.built = 1;
+		}
+	} else {
+		tb_tree_build(tp, p, p->by_line);
+		tb_tree_prune(tp, p->min_fraction);
+	}
+	write_tree_json(p, tp, f);
+	if (tp == &own)
+		tb_tree_free(tp);
 	return ferror(f) ? -1 : 0;
 }
