@@ -22,14 +22,14 @@ ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -Iinclude -Iuser bench/gen_big.c build/l
 	$(make -s print-ldlibs) -o "$out/gen_big"
 tachyon=${TACHYON:-./tachyon-bpf}
 mb() { python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) / 1e6))" "$1"; }
-echo "| unique stacks | tree nodes | render .html + .json (s) | peak RSS (MB) | page (MB) | JSON (MB) |"
-echo "|---|---|---|---|---|---|"
+echo "| unique stacks | tree nodes | render .html + .json: wall (s) | CPU user + sys (s) | peak RSS (MB) | page (MB) | JSON (MB) |"
+echo "|---|---|---|---|---|---|---|"
 for n in "${sizes[@]}"; do
 	nodes=$("$out/gen_big" "$out/big.tbp" "$n" | sed -n 's/.*, \([0-9]*\) tree nodes/\1/p')
-	/usr/bin/time -f '%e %M' -o "$out/time" "$tachyon" render -q "$out/big.tbp" \
+	/usr/bin/time -f '%e %M %U %S' -o "$out/time" "$tachyon" render -q "$out/big.tbp" \
 		-o "$out/big.html" -o "$out/big.json"
-	read -r wall rss_kb <"$out/time"
-	echo "| $n | $nodes | $wall | $((rss_kb / 1024)) | $(mb "$(stat -c %s "$out/big.html")") |" \
+	read -r wall rss_kb user sys <"$out/time"
+	echo "| $n | $nodes | $wall | $(python3 -c "print('%.2f' % ($user + $sys))") | $((rss_kb / 1024)) | $(mb "$(stat -c %s "$out/big.html")") |" \
 		"$(mb "$(stat -c %s "$out/big.json")") |"
 	rm -f "$out/big.tbp" "$out/big.html" "$out/big.json"
 done

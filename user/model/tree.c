@@ -233,6 +233,17 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 	t->leaf_of[s - p->stacks] = node;
 }
 
+/* a (capacity *cap) shrunk to its n elements; unchanged if realloc fails or n is 0 */
+static void *fit(void *a, uint32_t *cap, uint32_t n, size_t elem)
+{
+	void *b = n && n < *cap ? realloc(a, (size_t)n * elem) : NULL;
+
+	if (!b)
+		return a;
+	*cap = n;
+	return b;
+}
+
 void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
 {
 	memset(t, 0, sizeof(*t));
@@ -243,6 +254,13 @@ void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		add_stack(t, &p->stacks[i]);
 	tb_functab_count(&t->funcs, p);
+	/* built: the index goes, the arrays give back their doubling's slack */
+	tb_hmap_free(&t->index);
+	t->n = fit(t->n, &t->cap, t->nn, sizeof(*t->n));
+	t->tvals = fit(t->tvals, &t->captvals, t->ntvals, sizeof(*t->tvals));
+	t->lvals = fit(t->lvals, &t->caplvals, t->nlvals, sizeof(*t->lvals));
+	t->ovals = fit(t->ovals, &t->capovals, t->novals, sizeof(*t->ovals));
+	t->ivals = fit(t->ivals, &t->capivals, t->nivals, sizeof(*t->ivals));
 }
 
 static int significant(const struct tb_tree *t, const struct tb_tnode *x, double min_fraction)

@@ -68,7 +68,7 @@ struct tb_tree {
 	struct tb_oval *ovals;
 	struct tb_ival *ivals;
 	uint32_t ntvals, captvals, nlvals, caplvals, novals, capovals, nivals, capivals;
-	struct tb_hmap index;    /* (parent, kind, key, line) -> node */
+	struct tb_hmap index;    /* (parent, kind, key, line) -> node, while building */
 	uint32_t *leaf_of;       /* stack index -> the node its innermost frame is counted in */
 	int by_line;
 	double min_fraction;
