@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "model/profile.h"
 #include "model/tree.h"
 #include "out/tbp.h"
+#include "xorshift.h"
 
 #define SAMPLES 1000704ull
 #define FUNCS 3000
@@ -22,16 +22,6 @@
 #define MIN_DEPTH 8
 #define MAX_DEPTH 30
 #define PID 4242
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 int main(int argc, char **argv)
 {
@@ -51,7 +41,7 @@ int main(int argc, char **argv)
 	p.hz = 1000;
 	p.max_depth = 128;
 	p.duration_s = (double)SAMPLES / 1000;
-	p.start_unix = (int64_t)time(NULL) - (int64_t)p.duration_s;
+	p.start_unix = 1764547200;  /* fixed (2025-12-01 00:00 UTC): the same file at every run */
 	p.min_fraction = 0;   /* every node kept, as the issue measured */
 	memset(&t, 0, sizeof(t));
 	t.pid = PID;
