@@ -133,22 +133,21 @@ static void add_line(struct tb_tree *t, struct tb_tnode *x, const struct tb_loca
 	uint32_t at;
 
 	for (uint32_t i = 0; i < x->lv.n; i++)
-		if (t->lvals[x->lv.at + i].line == loc->line) {
+		if (t->lvals[x->lv.at + i].loc.line == loc->line) {
 			v = &t->lvals[x->lv.at + i];
 			break;
 		}
 	if (!v) {
 		t->lvals = span_push(t->lvals, &t->nlvals, &t->caplvals, sizeof(*t->lvals), &x->lv, &at);
 		v = &t->lvals[at];
-		memset(v, 0, sizeof(*v));
-		v->line = loc->line;
+		*v = (struct tb_lval){ *loc, 0, 0 };
 	}
 	v->samples += count;
 	if (is_self)
 		v->self += count;
 	if (v->samples == count) {
 		v->loc = *loc;
-	} else if (loc->line == v->loc.line && loc->col >= 0) { /* widen to every sampled span */
+	} else if (loc->col >= 0) { /* widen to every sampled span (of the same line) */
 		if (v->loc.col < 0 || loc->col < v->loc.col)
 			v->loc.col = loc->col;
 		if (loc->end_line > v->loc.end_line ||

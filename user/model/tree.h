@@ -1,6 +1,6 @@
 /* tree.h: the weighted call tree every rich output is written from:
  * root -> process -> frames (Python, native, kernel: the kind is their
- * function's), with per-thread values on every node.  A node is ~80 bytes;
+ * function's), with per-thread values on every node.  A node is 80 bytes;
  * its lines, opcodes, instructions and (with more than one thread) per-thread
  * values are spans of four arenas shared by the tree. */
 #ifndef TB_TREE_H
@@ -19,9 +19,9 @@ struct tb_tval {          /* one thread's weight on a node */
 };
 
 struct tb_lval {          /* one source line hit inside a frame node */
-	int32_t line;
+	struct tb_location loc;   /* loc.line: the line; the union of the spans of the
+				   * instructions sampled on it */
 	uint64_t samples, self;
-	struct tb_location loc;   /* union of the spans of the instructions sampled on it */
 };
 
 struct tb_oval {          /* executing opcode at the leaf, per thread */
@@ -51,8 +51,8 @@ struct tb_tnode {
 	uint32_t key;         /* FRAME: function index; PROCESS: process index */
 	int32_t line;         /* by-line trees: the line; -1 otherwise */
 	uint32_t parent, first_child, next_sibling, last_child;
-	uint64_t total, self;
 	uint32_t thread;      /* the first thread counted here (TB_NO_THREAD: none yet) */
+	uint64_t total, self;
 	struct tb_span tv;    /* per-thread values, only once a second thread is counted:
 			       * while tv.n == 0 the one thread's values are total and self */
 	struct tb_span lv, ov, iv; /* lines, leaf opcodes, leaf instructions */

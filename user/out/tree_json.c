@@ -49,7 +49,7 @@ static void write_frame_fields(FILE *f, const struct tb_tree *t, const struct tb
 		fputs(",\"location\":[-1,-1,-1,-1]", f);
 	fputs(",\"lines\":[", f);
 	for (uint32_t i = 0; i < x->lv.n; i++)
-		fprintf(f, "%s[%d,%llu,%llu]", i ? "," : "", lv[i].line,
+		fprintf(f, "%s[%d,%llu,%llu]", i ? "," : "", lv[i].loc.line,
 			(unsigned long long)lv[i].samples, (unsigned long long)lv[i].self);
 	fputc(']', f);
 }
