@@ -14,22 +14,13 @@
 #include <time.h>
 #include "model/profile.h"
 #include "out/tbp.h"
+#include "xorshift.h"
 
 #define THREADS_PER_PROC 5
 #define FUNCS_PER_PROC 80
 #define STACKS_PER_THREAD 100
 #define PHASE_MS (300 * 1000)
 #define HZ 1000
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static void count_state(struct tb_profile *p, uint32_t th, unsigned state, uint64_t ns)
 {

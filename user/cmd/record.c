@@ -181,6 +181,7 @@ static int write_outputs(const struct record_opts *o, const struct tb_profile *p
 	char err[1024], path[4200];
 	int rc = 0;
 
+	tb_outputs_begin(p);
 	for (int i = 0; i < o->noutputs; i++) {
 		if (stamp)
 			stamped(o->outputs[i], stamp, path, sizeof(path));
@@ -193,6 +194,7 @@ static int write_outputs(const struct record_opts *o, const struct tb_profile *p
 			fprintf(stderr, "tachyon-bpf: wrote %s\n", path);
 		}
 	}
+	tb_outputs_end();
 	return rc;
 }
 

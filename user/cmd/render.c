@@ -128,6 +128,7 @@ int tb_cmd_render(int argc, char **argv)
 		prof.min_fraction = min_fraction;
 	prof.sort_key = sort_key;
 	prof.limit = (unsigned)limit;
+	tb_outputs_begin(&prof);
 	for (int i = 0; i < noutputs; i++) {
 		if (tb_write_output(&prof, outputs[i], err, sizeof(err))) {
 			fprintf(stderr, "tachyon-bpf: render: %s\n", err);
@@ -136,6 +137,7 @@ int tb_cmd_render(int argc, char **argv)
 			fprintf(stderr, "tachyon-bpf: wrote %s\n", outputs[i]);
 		}
 	}
+	tb_outputs_end();
 	if (!quiet)
 		tb_write_summary(&prof, stderr, 10);
 	tb_profile_free(&prof);

@@ -1,7 +1,9 @@
 /* tree.c: builds the weighted call tree from aggregated stacks.  Frame
  * nodes are keyed by function (or by function and line with --by-line);
- * each node keeps per-thread [samples, self] and a per-line breakdown, so
- * that totals for one thread can be computed from the node alone. */
+ * each node keeps per-thread [samples, self] (the node's own total and self
+ * while it has one thread) and a per-line breakdown, so that totals for one
+ * thread can be computed from the node alone.  The variable-length parts
+ * live in four arenas (tree.h: struct tb_span), not one allocation each. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/hash.h"
@@ -26,6 +28,7 @@ static uint32_t new_node(struct tb_tree *t, uint32_t parent, uint8_t kind, uint3
 	x->line = line;
 	x->parent = parent;
 	x->first_child = x->next_sibling = x->last_child = TB_NO_NODE;
+	x->thread = TB_NO_THREAD;
 	if (parent != TB_NO_NODE) {
 		struct tb_tnode *p = &t->n[parent];
 
@@ -61,52 +64,90 @@ static uint32_t child(struct tb_tree *t, uint32_t parent, uint8_t kind, uint32_t
 	return i == t->nn ? new_node(t, parent, kind, key, line) : i;
 }
 
-static void add_weight(struct tb_tnode *x, uint32_t thread, uint64_t count, int is_self)
+/* Room for one more entry in a node's span of an arena of elem-byte entries
+ * (see struct tb_span); returns the arena, the new entry's index in *at. */
+static void *span_push(void *a, uint32_t *n, uint32_t *cap, size_t elem, struct tb_span *s, uint32_t *at)
 {
-	struct tb_tval *v = NULL;
+	int at_end = s->n && s->at + s->n == *n;
+	uint32_t more = at_end ? s->n : s->n ? 2 * s->n : 1; /* arena entries taken */
 
+	if (s->n & (s->n - 1)) { /* not a power of two: room left */
+		*at = s->at + s->n++;
+		return a;
+	}
+	if (s->n > UINT32_MAX / 2 || more > UINT32_MAX - *n)
+		abort(); /* as an allocation failure */
+	a = tb_grow(a, cap, *n + more, elem, 1024);
+	if (!at_end) { /* move to the end (at the end it grows in place) */
+		memcpy((char *)a + (size_t)*n * elem, (char *)a + (size_t)s->at * elem, (size_t)s->n * elem);
+		s->at = *n;
+	}
+	*n += more;
+	*at = s->at + s->n++;
+	return a;
+}
+
+struct tb_tval tb_tnode_tval(const struct tb_tree *t, const struct tb_tnode *x, uint32_t i)
+{
+	if (x->tv.n)
+		return t->tvals[x->tv.at + i];
+	return (struct tb_tval){ x->thread, x->total, x->self };
+}
+
+static void add_weight(struct tb_tree *t, uint32_t node, uint32_t thread, uint64_t count, int is_self)
+{
+	struct tb_tnode *x = &t->n[node];
+	struct tb_tval *v = NULL;
+	uint32_t at;
+
+	if (x->thread == TB_NO_THREAD)
+		x->thread = thread;
+	if (x->thread != thread && !x->tv.n) { /* a second thread: the first one's values move to tv */
+		t->tvals = span_push(t->tvals, &t->ntvals, &t->captvals, sizeof(*t->tvals), &x->tv, &at);
+		t->tvals[at] = (struct tb_tval){ x->thread, x->total, x->self };
+	}
 	x->total += count;
 	if (is_self)
 		x->self += count;
-	for (uint32_t i = 0; i < x->ntv; i++)
-		if (x->tv[i].thread == thread) {
-			v = &x->tv[i];
+	if (!x->tv.n)
+		return;
+	for (uint32_t i = 0; i < x->tv.n; i++)
+		if (t->tvals[x->tv.at + i].thread == thread) {
+			v = &t->tvals[x->tv.at + i];
 			break;
 		}
 	if (!v) {
-		if (x->ntv == x->captv)
-			x->tv = tb_grow(x->tv, &x->captv, x->ntv + 1, sizeof(*x->tv), 2);
-		v = &x->tv[x->ntv++];
-		memset(v, 0, sizeof(*v));
-		v->thread = thread;
+		t->tvals = span_push(t->tvals, &t->ntvals, &t->captvals, sizeof(*t->tvals), &x->tv, &at);
+		v = &t->tvals[at];
+		*v = (struct tb_tval){ thread, 0, 0 };
 	}
 	v->samples += count;
 	if (is_self)
 		v->self += count;
 }
 
-static void add_line(struct tb_tnode *x, const struct tb_location *loc, uint64_t count, int is_self)
+static void add_line(struct tb_tree *t, struct tb_tnode *x, const struct tb_location *loc, uint64_t count,
+		     int is_self)
 {
 	struct tb_lval *v = NULL;
+	uint32_t at;
 
-	for (uint32_t i = 0; i < x->nlv; i++)
-		if (x->lv[i].line == loc->line) {
-			v = &x->lv[i];
+	for (uint32_t i = 0; i < x->lv.n; i++)
+		if (t->lvals[x->lv.at + i].loc.line == loc->line) {
+			v = &t->lvals[x->lv.at + i];
 			break;
 		}
 	if (!v) {
-		if (x->nlv == x->caplv)
-			x->lv = tb_grow(x->lv, &x->caplv, x->nlv + 1, sizeof(*x->lv), 2);
-		v = &x->lv[x->nlv++];
-		memset(v, 0, sizeof(*v));
-		v->line = loc->line;
+		t->lvals = span_push(t->lvals, &t->nlvals, &t->caplvals, sizeof(*t->lvals), &x->lv, &at);
+		v = &t->lvals[at];
+		*v = (struct tb_lval){ *loc, 0, 0 };
 	}
 	v->samples += count;
 	if (is_self)
 		v->self += count;
 	if (v->samples == count) {
 		v->loc = *loc;
-	} else if (loc->line == v->loc.line && loc->col >= 0) { /* widen to every sampled span */
+	} else if (loc->col >= 0) { /* widen to every sampled span (of the same line) */
 		if (v->loc.col < 0 || loc->col < v->loc.col)
 			v->loc.col = loc->col;
 		if (loc->end_line > v->loc.end_line ||
@@ -117,33 +158,41 @@ static void add_line(struct tb_tnode *x, const struct tb_location *loc, uint64_t
 	}
 }
 
-static void add_opcode(struct tb_tnode *x, uint32_t thread, uint8_t opcode, uint64_t count)
+static void add_opcode(struct tb_tree *t, struct tb_tnode *x, uint32_t thread, uint8_t opcode, uint64_t count)
 {
-	for (uint32_t i = 0; i < x->nov; i++)
-		if (x->ov[i].thread == thread && x->ov[i].opcode == opcode) {
-			x->ov[i].samples += count;
+	uint32_t at;
+
+	for (uint32_t i = 0; i < x->ov.n; i++) {
+		struct tb_oval *v = &t->ovals[x->ov.at + i];
+
+		if (v->thread == thread && v->opcode == opcode) {
+			v->samples += count;
 			return;
 		}
-	if (x->nov == x->capov)
-		x->ov = tb_grow(x->ov, &x->capov, x->nov + 1, sizeof(*x->ov), 2);
-	x->ov[x->nov++] = (struct tb_oval){ thread, opcode, count };
+	}
+	t->ovals = span_push(t->ovals, &t->novals, &t->capovals, sizeof(*t->ovals), &x->ov, &at);
+	t->ovals[at] = (struct tb_oval){ thread, opcode, count };
 }
 
-static void add_instruction(struct tb_tnode *x, const struct tb_sframe *f, const struct tb_location *loc,
-			    uint64_t count)
+static void add_instruction(struct tb_tree *t, struct tb_tnode *x, const struct tb_sframe *f,
+			    const struct tb_location *loc, uint64_t count)
 {
-	for (uint32_t i = 0; i < x->niv; i++)
-		if (x->iv[i].offset == f->offset) {
-			x->iv[i].samples += count;
+	uint32_t at;
+
+	for (uint32_t i = 0; i < x->iv.n; i++) {
+		struct tb_ival *v = &t->ivals[x->iv.at + i];
+
+		if (v->offset == f->offset) {
+			v->samples += count;
 			if (f->has_opcode) { /* the latest (possibly re-specialized) form */
-				x->iv[i].opcode = f->opcode;
-				x->iv[i].has_opcode = 1;
+				v->opcode = f->opcode;
+				v->has_opcode = 1;
 			}
 			return;
 		}
-	if (x->niv == x->capiv)
-		x->iv = tb_grow(x->iv, &x->capiv, x->niv + 1, sizeof(*x->iv), 2);
-	x->iv[x->niv++] = (struct tb_ival){ f->offset, f->opcode, f->has_opcode, *loc, count };
+	}
+	t->ivals = span_push(t->ivals, &t->nivals, &t->capivals, sizeof(*t->ivals), &x->iv, &at);
+	t->ivals[at] = (struct tb_ival){ f->offset, f->opcode, f->has_opcode, *loc, count };
 }
 
 static void add_stack(struct tb_tree *t, const struct tb_stack *s)
@@ -154,16 +203,16 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 	int pi = tb_profile_find_process(p, p->threads[thread].pid);
 	int leaf = tb_stack_leaf(p, s);   /* where the leaf instruction is (below: kernel frames) */
 
-	add_weight(&t->n[0], thread, s->count, 0);
+	add_weight(t, 0, thread, s->count, 0);
 	node = child(t, 0, TB_N_PROCESS, pi < 0 ? 0 : (uint32_t)pi, -1);
-	add_weight(&t->n[node], thread, s->count, 0);
+	add_weight(t, node, thread, s->count, 0);
 	if (s->kind & TB_SK_TRUNCATED) {
 		node = child(t, node, TB_N_TRUNCATED, 0, -1);
-		add_weight(&t->n[node], thread, s->count, 0);
+		add_weight(t, node, thread, s->count, 0);
 	}
 	if (s->kind & TB_SK_PARTIAL) {
 		node = child(t, node, TB_N_PARTIAL, 0, -1);
-		add_weight(&t->n[node], thread, s->count, 0);
+		add_weight(t, node, thread, s->count, 0);
 	}
 	for (int i = s->depth - 1; i >= 0; i--) {
 		const struct tb_code *c = &p->sym.codes[f[i].code];
@@ -172,15 +221,26 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 
 		tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
 		node = child(t, node, TB_N_FRAME, fi, t->by_line ? loc.line : -1);
-		add_weight(&t->n[node], thread, s->count, i == 0);
-		add_line(&t->n[node], &loc, s->count, i == 0);
+		add_weight(t, node, thread, s->count, i == 0);
+		add_line(t, &t->n[node], &loc, s->count, i == 0);
 		t->n[node].py_minor = c->py_minor;
 		if (i == leaf && f[i].has_opcode)
-			add_opcode(&t->n[node], thread, f[i].opcode, s->count);
+			add_opcode(t, &t->n[node], thread, f[i].opcode, s->count);
 		if (i == leaf)
-			add_instruction(&t->n[node], &f[i], &loc, s->count);
+			add_instruction(t, &t->n[node], &f[i], &loc, s->count);
 	}
 	t->leaf_of[s - p->stacks] = node;
+}
+
+/* a (capacity *cap) shrunk to its n elements; unchanged if realloc fails or n is 0 */
+static void *fit(void *a, uint32_t *cap, uint32_t n, size_t elem)
+{
+	void *b = n && n < *cap ? realloc(a, (size_t)n * elem) : NULL;
+
+	if (!b)
+		return a;
+	*cap = n;
+	return b;
 }
 
 void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
@@ -193,6 +253,13 @@ void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		add_stack(t, &p->stacks[i]);
 	tb_functab_count(&t->funcs, p);
+	/* built: the index goes, the arrays give back their doubling's slack */
+	tb_hmap_free(&t->index);
+	t->n = fit(t->n, &t->cap, t->nn, sizeof(*t->n));
+	t->tvals = fit(t->tvals, &t->captvals, t->ntvals, sizeof(*t->tvals));
+	t->lvals = fit(t->lvals, &t->caplvals, t->nlvals, sizeof(*t->lvals));
+	t->ovals = fit(t->ovals, &t->capovals, t->novals, sizeof(*t->ovals));
+	t->ivals = fit(t->ivals, &t->capivals, t->nivals, sizeof(*t->ivals));
 }
 
 static int significant(const struct tb_tree *t, const struct tb_tnode *x, double min_fraction)
@@ -201,10 +268,11 @@ static int significant(const struct tb_tree *t, const struct tb_tnode *x, double
 
 	if ((double)x->total >= min_fraction * (double)t->n[0].total)
 		return 1;
-	for (uint32_t i = 0; i < x->ntv; i++) {
-		double need = 0.001 * (double)p->threads[x->tv[i].thread].python_samples;
+	for (uint32_t i = 0, n = tb_tnode_nthreads(x); i < n; i++) {
+		struct tb_tval v = tb_tnode_tval(t, x, i);
+		double need = 0.001 * (double)p->threads[v.thread].python_samples;
 
-		if ((double)x->tv[i].samples >= (need > 1.0 ? need : 1.0))
+		if ((double)v.samples >= (need > 1.0 ? need : 1.0))
 			return 1;
 	}
 	return 0;
@@ -225,13 +293,11 @@ void tb_tree_prune(struct tb_tree *t, double min_fraction)
 
 void tb_tree_free(struct tb_tree *t)
 {
-	for (uint32_t i = 0; i < t->nn; i++) {
-		free(t->n[i].tv);
-		free(t->n[i].lv);
-		free(t->n[i].ov);
-		free(t->n[i].iv);
-	}
 	free(t->n);
+	free(t->tvals);
+	free(t->lvals);
+	free(t->ovals);
+	free(t->ivals);
 	free(t->leaf_of);
 	tb_hmap_free(&t->index);
 	tb_functab_free(&t->funcs);

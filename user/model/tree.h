@@ -1,6 +1,8 @@
 /* tree.h: the weighted call tree every rich output is written from:
  * root -> process -> frames (Python, native, kernel: the kind is their
- * function's), with per-thread values on every node. */
+ * function's), with per-thread values on every node.  A node is 80 bytes;
+ * its lines, opcodes, instructions and (with more than one thread) per-thread
+ * values are spans of four arenas shared by the tree. */
 #ifndef TB_TREE_H
 #define TB_TREE_H
 #include <stdint.h>
@@ -17,9 +19,9 @@ struct tb_tval {          /* one thread's weight on a node */
 };
 
 struct tb_lval {          /* one source line hit inside a frame node */
-	int32_t line;
+	struct tb_location loc;   /* loc.line: the line; the union of the spans of the
+				   * instructions sampled on it */
 	uint64_t samples, self;
-	struct tb_location loc;   /* union of the spans of the instructions sampled on it */
 };
 
 struct tb_oval {          /* executing opcode at the leaf, per thread */
@@ -35,22 +37,25 @@ struct tb_ival {          /* one instruction where leaf samples landed */
 	uint64_t samples;
 };
 
+/* A node's entries in one of the tree's arenas: n of them from at.  The
+ * room is n rounded up to a power of two; a full span moves to the arena's
+ * end with twice the room (its old place stays unused). */
+struct tb_span {
+	uint32_t at, n;
+};
+
 struct tb_tnode {
 	uint8_t kind;
 	uint8_t pruned;
+	uint8_t py_minor;     /* opcode numbering of this frame's interpreter */
 	uint32_t key;         /* FRAME: function index; PROCESS: process index */
 	int32_t line;         /* by-line trees: the line; -1 otherwise */
 	uint32_t parent, first_child, next_sibling, last_child;
+	uint32_t thread;      /* the first thread counted here (TB_NO_THREAD: none yet) */
 	uint64_t total, self;
-	struct tb_tval *tv;
-	uint32_t ntv, captv;
-	struct tb_lval *lv;
-	uint32_t nlv, caplv;
-	struct tb_oval *ov;
-	uint32_t nov, capov;
-	struct tb_ival *iv;
-	uint32_t niv, capiv;
-	uint8_t py_minor;     /* opcode numbering of this frame's interpreter */
+	struct tb_span tv;    /* per-thread values, only once a second thread is counted:
+			       * while tv.n == 0 the one thread's values are total and self */
+	struct tb_span lv, ov, iv; /* lines, leaf opcodes, leaf instructions */
 };
 
 struct tb_tree {
@@ -58,7 +63,12 @@ struct tb_tree {
 	struct tb_functab funcs;
 	struct tb_tnode *n;      /* n[0] is the root */
 	uint32_t nn, cap;
-	struct tb_hmap index;    /* (parent, kind, key, line) -> node */
+	struct tb_tval *tvals;   /* the arenas of the nodes' spans */
+	struct tb_lval *lvals;
+	struct tb_oval *ovals;
+	struct tb_ival *ivals;
+	uint32_t ntvals, captvals, nlvals, caplvals, novals, capovals, nivals, capivals;
+	struct tb_hmap index;    /* (parent, kind, key, line) -> node, while building */
 	uint32_t *leaf_of;       /* stack index -> the node its innermost frame is counted in */
 	int by_line;
 	double min_fraction;
@@ -66,6 +76,27 @@ struct tb_tree {
 };
 
 #define TB_NO_NODE UINT32_MAX
+#define TB_NO_THREAD UINT32_MAX
+
+/* How many threads a node has values for, and the i-th (0 <= i < that,
+ * in the order they were first counted) of them. */
+static inline uint32_t tb_tnode_nthreads(const struct tb_tnode *x)
+{
+	return x->tv.n ? x->tv.n : x->thread != TB_NO_THREAD;
+}
+struct tb_tval tb_tnode_tval(const struct tb_tree *t, const struct tb_tnode *x, uint32_t i);
+static inline const struct tb_lval *tb_tnode_lines(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	return t->lvals + x->lv.at;
+}
+static inline const struct tb_oval *tb_tnode_opcodes(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	return t->ovals + x->ov.at;
+}
+static inline const struct tb_ival *tb_tnode_instructions(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	return t->ivals + x->iv.at;
+}
 
 void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line);
 /* Mark nodes below min_fraction of all samples as pruned, unless they are

@@ -208,8 +208,11 @@ static void index_baseline(struct diffctx *d)
 
 		b->value += x->total;
 		b->self += x->self;
-		for (uint32_t k = 0; k < x->ntv; k++)
-			add_tvals(b, d->btkey[x->tv[k].thread], x->tv[k].samples, x->tv[k].self);
+		for (uint32_t k = 0, n = tb_tnode_nthreads(x); k < n; k++) {
+			struct tb_tval v = tb_tnode_tval(&d->bt, x, k);
+
+			add_tvals(b, d->btkey[v.thread], v.samples, v.self);
+		}
 	}
 }
 
@@ -265,13 +268,14 @@ static void node_extra(FILE *f, const struct tb_tree *t, uint32_t idx, void *ctx
 		fputs("null", f);
 	fprintf(f, ",\"z\":%.3f,\"significant\":%s,\"class\":\"%s\",\"level\":%d,\"thread_base\":{",
 		z, significant ? "true" : "false", cls, strcmp(cls, "neutral") && strcmp(cls, "noise") ? level : 0);
-	for (uint32_t k = 0, first = 1; b && k < x->ntv; k++) {
-		uint64_t tk = d->ctkey[x->tv[k].thread];
+	for (uint32_t k = 0, first = 1, n = tb_tnode_nthreads(x); b && k < n; k++) {
+		uint32_t th = tb_tnode_tval(t, x, k).thread;
+		uint64_t tk = d->ctkey[th];
 
 		for (uint32_t m = 0; m < b->ntv; m++)
 			if (b->tv[m].tkey == tk) {
 				fprintf(f, "%s\"%u\":[%llu,%llu]", first ? "" : ",",
-					d->cur->threads[x->tv[k].thread].tid, (unsigned long long)b->tv[m].value,
+					d->cur->threads[th].tid, (unsigned long long)b->tv[m].value,
 					(unsigned long long)b->tv[m].self);
 				first = 0;
 			}

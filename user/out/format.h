@@ -49,6 +49,11 @@ int tb_output_needs_sources(const char *path);
 int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen);
 int tb_write_diff_output(const struct tb_profile *base, const struct tb_profile *cur,
 			 const struct tb_diff_opts *o, const char *path, char *err, size_t errlen);
+/* Around the outputs of one run of p (p unchanged in between): the call
+ * tree is built once, by the first writer that needs it, for all of them
+ * (tree_json.c), and freed by tb_outputs_end. */
+void tb_outputs_begin(const struct tb_profile *p);
+void tb_outputs_end(void);
 
 /* For usage texts and messages: one extension a line (--list-formats); the
  * help lines, each after indent; the extensions as ".a, .b, .c" in buf. */

@@ -1,7 +1,9 @@
 /* page.c: the page writers (flame graph, heatmap).  The page template is embedded in
  * the binary (assets.S); the tree JSON is zlib-compressed, base64-encoded
- * and put in place of @@TB_DATA@@, so the page is one self-contained file
+ * (streamed: deflated as it is written) and put in place of @@TB_DATA@@, so the page is one self-contained file
  * that the browser inflates with DecompressionStream. */
+#define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -47,34 +49,82 @@ static void write_html_escaped(FILE *f, const char *s)
 	}
 }
 
-/* Render the JSON into memory and deflate it. */
+/* The JSON goes through deflate straight into the base64 text of the page,
+ * a buffer at a time (never the whole JSON in memory): the same bytes as
+ * compress2 (level 6) of all of it, then base64 of that. */
 typedef int (*json_fn)(const void *ctx, FILE *f);
 
-static int compressed_json(const void *ctx, json_fn writer, unsigned char **out, size_t *outlen)
-{
-	char *json = NULL;
-	size_t jlen = 0;
-	FILE *m = open_memstream(&json, &jlen);
-	uLongf clen;
-	int rc;
+#define ZCHUNK (3 * 16384) /* a multiple of 3: its base64 has no padding */
 
-	if (!m)
+struct zstream {
+	z_stream z;
+	FILE *out;
+	unsigned char buf[ZCHUNK];
+	int failed;
+};
+
+/* Deflate len bytes (flush: Z_NO_FLUSH or Z_FINISH), writing each full buffer as base64. */
+static int zpush(struct zstream *zs, const char *d, size_t len, int flush)
+{
+	zs->z.next_in = (Bytef *)d;
+	zs->z.avail_in = (uInt)len;
+	for (;;) {
+		int rc = deflate(&zs->z, flush);
+
+		if (rc == Z_STREAM_ERROR)
+			return -1;
+		if (!zs->z.avail_out) {
+			write_base64(zs->out, zs->buf, ZCHUNK);
+			zs->z.next_out = zs->buf;
+			zs->z.avail_out = ZCHUNK;
+			continue;
+		}
+		if (flush == Z_FINISH ? rc == Z_STREAM_END : !zs->z.avail_in)
+			return 0;
+	}
+}
+
+static ssize_t zwrite(void *cookie, const char *d, size_t len)
+{
+	struct zstream *zs = cookie;
+
+	for (size_t off = 0; off < len && !zs->failed;) { /* avail_in is a uInt */
+		size_t n = len - off < (1u << 30) ? len - off : (1u << 30);
+
+		zs->failed = zpush(zs, d + off, n, Z_NO_FLUSH) != 0;
+		off += n;
+	}
+	return zs->failed ? -1 : (ssize_t)len;
+}
+
+static int write_compressed_json(FILE *out, const void *ctx, json_fn writer)
+{
+	static const cookie_io_functions_t io = { .write = zwrite };
+	struct zstream *zs = calloc(1, sizeof(*zs));
+	FILE *m;
+	int rc = -1;
+
+	if (!zs)
 		return -1;
-	rc = writer(ctx, m);
-	if (fclose(m) || rc) {
-		free(json);
+	zs->out = out;
+	zs->z.next_out = zs->buf;
+	zs->z.avail_out = ZCHUNK;
+	if (deflateInit(&zs->z, 6) != Z_OK) {
+		free(zs);
 		return -1;
 	}
-	clen = compressBound(jlen);
-	*out = malloc(clen);
-	if (!*out || compress2(*out, &clen, (const Bytef *)json, jlen, 6) != Z_OK) {
-		free(json);
-		free(*out);
-		return -1;
+	m = fopencookie(zs, "w", io);
+	if (m) {
+		rc = writer(ctx, m);
+		rc |= fclose(m) ? -1 : 0; /* flushes the last of the JSON into deflate */
+		if (!rc && !zs->failed && !zpush(zs, NULL, 0, Z_FINISH))
+			write_base64(out, zs->buf, ZCHUNK - zs->z.avail_out);
+		else
+			rc = -1;
 	}
-	free(json);
-	*outlen = clen;
-	return 0;
+	deflateEnd(&zs->z);
+	free(zs);
+	return rc;
 }
 
 static void title(const struct tb_profile *p, char *buf, size_t len)
@@ -90,21 +140,17 @@ static int write_page(const char *title_text, FILE *f, const char *tpl, const ch
 		      json_fn json, const void *ctx)
 {
 	const char *data = strstr(tpl, "@@TB_DATA@@"), *ttl = strstr(tpl, "@@TB_TITLE@@");
-	unsigned char *z;
-	size_t zlen;
 
 	if (!data || !ttl || ttl > data || data > end)
-		return -1;
-	if (compressed_json(ctx, json, &z, &zlen))
 		return -1;
 	fwrite(tpl, 1, (size_t)(ttl - tpl), f);
 	write_html_escaped(f, title_text);
 	tpl = ttl + strlen("@@TB_TITLE@@");
 	fwrite(tpl, 1, (size_t)(data - tpl), f);
-	write_base64(f, z, zlen);
+	if (write_compressed_json(f, ctx, json))
+		return -1;
 	tpl = data + strlen("@@TB_DATA@@");
 	fwrite(tpl, 1, (size_t)(end - tpl), f);
-	free(z);
 	return ferror(f) ? -1 : 0;
 }
 

@@ -10,19 +10,22 @@
 static void write_thread_values(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
 {
 	fputs(",\"thread_values\":{", f);
-	for (uint32_t i = 0; i < x->ntv; i++)
-		fprintf(f, "%s\"%u\":[%llu,%llu]", i ? "," : "", t->prof->threads[x->tv[i].thread].tid,
-			(unsigned long long)x->tv[i].samples, (unsigned long long)x->tv[i].self);
+	for (uint32_t i = 0, n = tb_tnode_nthreads(x); i < n; i++) {
+		struct tb_tval v = tb_tnode_tval(t, x, i);
+
+		fprintf(f, "%s\"%u\":[%llu,%llu]", i ? "," : "", t->prof->threads[v.thread].tid,
+			(unsigned long long)v.samples, (unsigned long long)v.self);
+	}
 	fputc('}', f);
 }
 
-static const struct tb_lval *hottest_line(const struct tb_tnode *x)
+static const struct tb_lval *hottest_line(const struct tb_tree *t, const struct tb_tnode *x)
 {
-	const struct tb_lval *best = NULL;
+	const struct tb_lval *lv = tb_tnode_lines(t, x), *best = NULL;
 
-	for (uint32_t i = 0; i < x->nlv; i++)
-		if (!best || x->lv[i].samples > best->samples)
-			best = &x->lv[i];
+	for (uint32_t i = 0; i < x->lv.n; i++)
+		if (!best || lv[i].samples > best->samples)
+			best = &lv[i];
 	return best;
 }
 
@@ -30,7 +33,7 @@ static void write_frame_fields(FILE *f, const struct tb_tree *t, const struct tb
 {
 	const struct tb_profile *p = t->prof;
 	const struct tb_func *fn = &t->funcs.f[x->key];
-	const struct tb_lval *hot = hottest_line(x);
+	const struct tb_lval *hot = hottest_line(t, x), *lv = tb_tnode_lines(t, x);
 
 	fputs("\"name\":", f);
 	tb_json_str(f, tb_str(&p->strs, fn->qualname));
@@ -45,9 +48,9 @@ static void write_frame_fields(FILE *f, const struct tb_tree *t, const struct tb
 	else
 		fputs(",\"location\":[-1,-1,-1,-1]", f);
 	fputs(",\"lines\":[", f);
-	for (uint32_t i = 0; i < x->nlv; i++)
-		fprintf(f, "%s[%d,%llu,%llu]", i ? "," : "", x->lv[i].line,
-			(unsigned long long)x->lv[i].samples, (unsigned long long)x->lv[i].self);
+	for (uint32_t i = 0; i < x->lv.n; i++)
+		fprintf(f, "%s[%d,%llu,%llu]", i ? "," : "", lv[i].loc.line,
+			(unsigned long long)lv[i].samples, (unsigned long long)lv[i].self);
 	fputc(']', f);
 }
 
@@ -66,13 +69,14 @@ static void write_opcode_entry(FILE *f, unsigned minor, uint8_t op, uint64_t n)
 
 static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
 {
+	const struct tb_oval *ov = tb_tnode_opcodes(t, x);
 	uint64_t sum[256] = { 0 };
 	int first = 1;
 
-	if (x->niv) {
+	if (x->iv.n) {
 		fputs(",\"instructions\":[", f);
-		for (uint32_t i = 0; i < x->niv; i++) {
-			const struct tb_ival *v = &x->iv[i];
+		for (uint32_t i = 0; i < x->iv.n; i++) {
+			const struct tb_ival *v = &tb_tnode_instructions(t, x)[i];
 			char b1[32], b2[32];
 
 			fprintf(f, "%s[%d,", i ? "," : "", v->offset);
@@ -89,10 +93,10 @@ static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnod
 		}
 		fputc(']', f);
 	}
-	if (!x->nov)
+	if (!x->ov.n)
 		return;
-	for (uint32_t i = 0; i < x->nov; i++)
-		sum[x->ov[i].opcode] += x->ov[i].samples;
+	for (uint32_t i = 0; i < x->ov.n; i++)
+		sum[ov[i].opcode] += ov[i].samples;
 	fputs(",\"opcodes\":[", f);
 	for (unsigned op = 0; op < 256; op++) {
 		if (!sum[op])
@@ -103,23 +107,23 @@ static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnod
 		write_opcode_entry(f, x->py_minor, (uint8_t)op, sum[op]);
 	}
 	fputs("],\"thread_opcodes\":{", f);
-	for (uint32_t i = 0; i < x->nov; i++) {
-		uint32_t th = x->ov[i].thread;
+	for (uint32_t i = 0; i < x->ov.n; i++) {
+		uint32_t th = ov[i].thread;
 		int seen = 0;
 
 		for (uint32_t j = 0; j < i; j++)
-			seen |= x->ov[j].thread == th;
+			seen |= ov[j].thread == th;
 		if (seen)
 			continue;
 		fprintf(f, "%s\"%u\":[", i ? "," : "", t->prof->threads[th].tid);
 		first = 1;
-		for (uint32_t j = i; j < x->nov; j++) {
-			if (x->ov[j].thread != th)
+		for (uint32_t j = i; j < x->ov.n; j++) {
+			if (ov[j].thread != th)
 				continue;
 			if (!first)
 				fputc(',', f);
 			first = 0;
-			write_opcode_entry(f, x->py_minor, x->ov[j].opcode, x->ov[j].samples);
+			write_opcode_entry(f, x->py_minor, ov[j].opcode, ov[j].samples);
 		}
 		fputc(']', f);
 	}
@@ -290,24 +294,60 @@ void tb_json_tasks(FILE *f, const struct tb_profile *p)
 	free(t);
 }
 
-int tb_write_tree_json(const struct tb_profile *p, FILE *f)
+static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t, FILE *f)
 {
-	struct tb_tree t;
-
-	tb_tree_build(&t, p, p->by_line);
-	tb_tree_prune(&t, p->min_fraction);
 	fputs("{\"format\":\"tachyon-bpf-tree\",\"version\":1,", f);
-	tb_json_meta(f, &t);
+	tb_json_meta(f, t);
 	fputc(',', f);
 	tb_json_threads(f, p);
-	tb_json_timeline(f, &t);
+	tb_json_timeline(f, t);
 	if (p->async_aware) {
 		fputc(',', f);
 		tb_json_tasks(f, p);
 	}
 	fputs(",\"tree\":", f);
-	tb_json_node(f, &t, 0, NULL);
+	tb_json_node(f, t, 0, NULL);
 	fputs("}\n", f);
-	tb_tree_free(&t);
+}
+
+/* The tree of the run's profile between tb_outputs_begin and _end. */
+static struct {
+	const struct tb_profile *p;
+	int built;
+	struct tb_tree t;
+} run_tree;
+
+void tb_outputs_begin(const struct tb_profile *p)
+{
+	tb_outputs_end();
+	run_tree.p = p;
+}
+
+void tb_outputs_end(void)
+{
+	if (run_tree.built)
+		tb_tree_free(&run_tree.t);
+	run_tree.p = NULL;
+	run_tree.built = 0;
+}
+
+int tb_write_tree_json(const struct tb_profile *p, FILE *f)
+{
+	struct tb_tree own, *tp = &own;
+
+	if (p == run_tree.p) {
+		tp = &run_tree.t;
+		if (!run_tree.built) {
+			tb_tree_build(tp, p, p->by_line);
+			tb_tree_prune(tp, p->min_fraction);
+			run_tree.built = 1;
+		}
+	} else {
+		tb_tree_build(tp, p, p->by_line);
+		tb_tree_prune(tp, p->min_fraction);
+	}
+	write_tree_json(p, tp, f);
+	if (tp == &own)
+		tb_tree_free(tp);
 	return ferror(f) ? -1 : 0;
 }
