@@ -5,6 +5,7 @@
  * values are spans of four arenas shared by the tree. */
 #ifndef TB_TREE_H
 #define TB_TREE_H
+#include <stddef.h>
 #include <stdint.h>
 #include "lib/hashmap.h"
 #include "model/functab.h"
@@ -85,17 +86,19 @@ static inline uint32_t tb_tnode_nthreads(const struct tb_tnode *x)
 	return x->tv.n ? x->tv.n : x->thread != TB_NO_THREAD;
 }
 struct tb_tval tb_tnode_tval(const struct tb_tree *t, const struct tb_tnode *x, uint32_t i);
+/* A node's lines, opcodes and instructions: x->lv.n (ov.n, iv.n) entries,
+ * NULL when there are none. */
 static inline const struct tb_lval *tb_tnode_lines(const struct tb_tree *t, const struct tb_tnode *x)
 {
-	return t->lvals + x->lv.at;
+	return x->lv.n ? t->lvals + x->lv.at : NULL;
 }
 static inline const struct tb_oval *tb_tnode_opcodes(const struct tb_tree *t, const struct tb_tnode *x)
 {
-	return t->ovals + x->ov.at;
+	return x->ov.n ? t->ovals + x->ov.at : NULL;
 }
 static inline const struct tb_ival *tb_tnode_instructions(const struct tb_tree *t, const struct tb_tnode *x)
 {
-	return t->ivals + x->iv.at;
+	return x->iv.n ? t->ivals + x->iv.at : NULL;
 }
 
 void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line);
