@@ -21,6 +21,7 @@
 #include "out/format.h"
 #include "model/profile.h"
 #include "helpers.h"
+#include "../../bench/xorshift.h"   /* next_rand(): the generators' xorshift64 */
 #include "out/tbp_io.h"
 #include "out/tbp_sections.h"
 
@@ -38,16 +39,6 @@ struct bytes {
 	unsigned char *d;
 	size_t n;
 };
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static void add(struct tb_profile *p, uint32_t tid, uint16_t flags, int n, const uint64_t *codes,
 		const int32_t *offsets, uint64_t count)
