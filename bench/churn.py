@@ -6,6 +6,12 @@ until SIGTERM.
                              (new code in each), fork()ed children that exit at
                              once, a thread pool started and shut down, and
                              threads started and ended
+    churn.py stacks SECONDS [PROCS]
+                             a stack-rich host: PROCS processes (default 2) run
+                             random call chains of depth 8-30 over 3,000
+                             functions in 60 files, about a millisecond at the
+                             leaf of each, so nearly every sample is a stack
+                             never seen before (the agent keeps them all)
     churn.py storm SECONDS [FORKERS]
                              a fork storm: FORKERS processes (default 4) fork
                              as fast as they can, the children exit at once;
@@ -99,6 +105,57 @@ def soak(seconds):
     return counts
 
 
+STACK_FILES, STACK_FUNCS = 60, 50
+
+
+def stack_functions():
+    """3,000 functions in 60 files; each calls the next one its chain names, the last spins."""
+    table = []
+    for fi in range(STACK_FILES):
+        src = ["import time"]
+        for k in range(STACK_FUNCS):
+            src.append("def handler_%d_%d(F, chain, i):" % (fi, k))
+            src.append("    if i < len(chain):")
+            src.append("        return F[chain[i]](F, chain, i + 1)")
+            src.append("    end = time.perf_counter() + 0.001")
+            src.append("    while time.perf_counter() < end: pass")
+        ns = {}
+        exec(compile("\n".join(src) + "\n", "/srv/stackrich/mod%02d.py" % fi, "exec"), ns)
+        table += [ns["handler_%d_%d" % (fi, k)] for k in range(STACK_FUNCS)]
+    return table
+
+
+def stack_worker(seconds, seed, out):
+    import random
+    rng = random.Random(seed)
+    table = stack_functions()
+    end = time.time() + seconds
+    n = 0
+    while running(end):
+        chain = [rng.randrange(len(table)) for _ in range(rng.randint(8, 30))]
+        table[chain[0]](table, chain, 1)
+        n += 1
+    os.write(out, b"%d\n" % n)
+    os._exit(0)
+
+
+def stacks(seconds, procs):
+    r, w = os.pipe()
+    kids = []
+    for i in range(procs):
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, stop)
+            stack_worker(seconds, 1000 + i, w)
+        kids.append(pid)
+    os.close(w)
+    signal.signal(signal.SIGTERM, lambda *_: [os.kill(k, signal.SIGTERM) for k in kids])
+    for pid in kids:
+        os.waitpid(pid, 0)
+    chains = sum(int(x) for x in os.read(r, 65536).split())
+    return dict(chains=chains, processes=procs, functions=STACK_FILES * STACK_FUNCS)
+
+
 def forker(seconds, out):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     end = time.time() + seconds
@@ -141,12 +198,14 @@ def storm(seconds, forkers):
 
 
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("soak", "storm"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("soak", "storm", "stacks"):
         sys.exit(__doc__)
     seconds = float(sys.argv[2])
     signal.signal(signal.SIGTERM, stop)
     if sys.argv[1] == "soak":
         out = soak(seconds)
+    elif sys.argv[1] == "stacks":
+        out = stacks(seconds, int(sys.argv[3]) if len(sys.argv) > 3 else 2)
     else:
         out = storm(seconds, int(sys.argv[3]) if len(sys.argv) > 3 else 4)
     print(json.dumps(out), flush=True)

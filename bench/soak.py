@@ -1,6 +1,6 @@
 """soak.py: the agent under process and thread churn, watched over time.
 
-    soak.py TB MODE SECONDS [--hz HZ] [--every S] [--forkers N] [--scope cgroup|host]
+    soak.py TB MODE SECONDS [--hz HZ] [--every S] [--forkers N] [--procs N] [--scope cgroup|host]
             [--python PY] [--out-dir DIR]
 
 MODE soak: `TB --all-python -r HZ` for SECONDS while bench/churn.py soak
@@ -9,7 +9,10 @@ starts and ends processes, threads and code objects.  --scope cgroup
 `--cgroup` too (every Python process in it, the ones started later too), so
 other jobs of a shared machine do not count; host: every Python process.  MODE storm: the same
 during bench/churn.py storm (FORKERS processes forking as fast as they can,
-and one spinning survivor whose samples must all be there).  Every S seconds
+and one spinning survivor whose samples must all be there).  MODE stacks: the
+same during bench/churn.py stacks (PROCS processes running random call chains
+over 3,000 functions: nearly every sample a new stack, which the agent keeps),
+the rows with the profile's unique stacks and the RSS per stack.  Every S seconds
 (default 30) one line on stderr: the agent's RSS (and peak) and its CPU, in
 the last S seconds and overall, and the processes / threads its profile holds
 (from its progress lines).  At the end a markdown section on stdout.
@@ -33,7 +36,7 @@ SCOPES = {
               "every Python process in it, the ones started later too)",
     "host": " (every Python process of the machine: other jobs' too)",
 }
-PROGRESS = re.compile(r"(\d+)s: (\d+) samples .*?, (\d+) processes, (\d+) threads, (\d+) lost")
+PROGRESS = re.compile(r"(\d+)s: (\d+) samples .*?, (\d+) processes, (\d+) threads, (\d+) stacks, (\d+) lost")
 
 
 def die(msg):
@@ -72,23 +75,28 @@ def last_progress(path):
 def main():
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument("tb")
-    ap.add_argument("mode", choices=("soak", "storm"))
+    ap.add_argument("mode", choices=("soak", "storm", "stacks"))
     ap.add_argument("seconds", type=float)
     ap.add_argument("--hz", type=int, default=1000)
     ap.add_argument("--every", type=float, default=30.0)
     ap.add_argument("--forkers", type=int, default=4)
+    ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--scope", choices=("cgroup", "host"), default="cgroup")
     ap.add_argument("--python", default="/usr/bin/python3.11")
     ap.add_argument("--out-dir", default=None)
     a = ap.parse_args()
     work = a.out_dir or tempfile.mkdtemp(prefix="tachyon-soak.")
     os.makedirs(work, exist_ok=True)
-    out, err = os.path.join(work, "soak.json"), os.path.join(work, "agent.err")
+    # stacks: a capture (hundreds of thousands of stacks); meta from the last progress line
+    out = os.path.join(work, "soak.tbp" if a.mode == "stacks" else "soak.json")
+    err = os.path.join(work, "agent.err")
 
     # the generator runs until told to stop (the agent may take long to start on a loaded machine)
     gen_args = [a.python, os.path.join(HERE, "churn.py"), a.mode, str(a.seconds + 600)]
     if a.mode == "storm":
         gen_args.append(str(a.forkers))
+    if a.mode == "stacks":
+        gen_args.append(str(a.procs))
     cg = make_cgroup() if a.scope == "cgroup" else None
     join = (lambda: open(os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid()))) if cg else None
     gen = subprocess.Popen(gen_args, stdout=subprocess.PIPE, text=True, start_new_session=True,
@@ -161,13 +169,14 @@ def run(a, gen, out, err, scope):
         prog = last_progress(err)
         row = dict(t=now - t0, rss=rss[0], hwm=rss[1], cpu_pct=100 * (cpu - last_cpu) / (now - last_t),
                    cpu_all_pct=100 * (cpu - cpu0) / (now - t0),
-                   procs=int(prog[2]) if prog else None, threads=int(prog[3]) if prog else None)
+                   procs=int(prog[2]) if prog else None, threads=int(prog[3]) if prog else None,
+                   stacks=int(prog[4]) if prog else None)
         rows.append(row)
         last_t, last_cpu = now, cpu
         print("[soak %4.0fs] agent RSS %6.1f MiB (peak %6.1f), CPU %5.2f%% of a core (last %.0f s), "
-              "%5.2f%% overall; profile: %s processes, %s threads" % (
+              "%5.2f%% overall; profile: %s processes, %s threads, %s stacks" % (
                   row["t"], rss[0], rss[1], row["cpu_pct"], a.every, row["cpu_all_pct"],
-                  row["procs"], row["threads"]), file=sys.stderr, flush=True)
+                  row["procs"], row["threads"], row["stacks"]), file=sys.stderr, flush=True)
     rc = agent.wait()
     wall = time.time() - t0
     if survivor:
@@ -180,7 +189,12 @@ def run(a, gen, out, err, scope):
         die("tachyon-bpf exited %d" % rc)
     try:
         churn = json.loads(gen_out.strip().splitlines()[-1])
-        data = json.load(open(out))
+        if a.mode == "stacks":
+            prog = last_progress(err)
+            data = dict(meta=dict(samples=int(prog[1]), lost=int(prog[5])))
+            a.out_size = os.path.getsize(out)
+        else:
+            data = json.load(open(out))
     except (ValueError, IndexError, OSError) as e:
         die("unreadable results: %s" % e)
     if survivor:
@@ -206,6 +220,30 @@ def report(a, rows, churn, data, peak, cpu, wall):
               "`tachyon-bpf --all-python -r %d -d %.0f`%s. One row per %.0f s: the agent's RSS and its "
               "CPU in that interval; the profile's size from the agent's progress line.\n" % (
                   a.hz, a.seconds, SCOPES[a.scope], a.every))
+    elif a.mode == "stacks":
+        print("\n## 11. Stack-rich host: the live agent's memory (`bash bench/run.sh stacks`)\n")
+        print("`bench/churn.py stacks`: %d processes run random call chains of depth 8-30 over 3,000 "
+              "functions in 60 files, about 1 ms at each chain's leaf, so nearly every sample is a stack "
+              "never seen before, and the agent keeps every one (the issue-18 workload, live). "
+              "`tachyon-bpf --all-python -r %d -d %.0f`%s. One row per %.0f s: the agent's RSS, its CPU in "
+              "that interval, the profile's unique stacks and the RSS per stack.\n" % (
+                  a.procs, a.hz, a.seconds, SCOPES[a.scope], a.every))
+        print("| time | agent RSS | peak RSS so far | agent CPU, % of a core (interval) | unique stacks | RSS per stack |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            st = r["stacks"] or 0
+            print("| %.0f s | %.1f MiB | %.1f MiB | %.2f%% | %s | %s |" % (
+                r["t"], r["rss"], r["hwm"], r["cpu_pct"], st,
+                "%.0f B" % (r["rss"] * 1048576 / st) if st else "-"))
+        print()
+        print("| duration | workload | agent peak RSS (writing included) | agent CPU, % of a core | samples | lost | output |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
+        ch = ", ".join("%s %s" % (v, k.replace("_", " ")) for k, v in churn.items())
+        print("| %.0f s | %s | %.1f MiB | %.2f%% | %d | %d | %.1f MB |" % (
+            wall, ch, peak, 100 * cpu / wall, meta.get("samples", 0), meta.get("lost", 0),
+            a.out_size / 1e6))
+        print()
+        return
     else:
         print("\n## 7. Fork storm under `--all-python -r %d` (`bash bench/run.sh storm`)\n" % a.hz)
         print("`bench/churn.py storm`: %d processes fork as fast as they can (the children exit at once) "

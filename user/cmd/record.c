@@ -202,9 +202,9 @@ static void progress(struct tb_session *s, double elapsed)
 {
 	const struct tb_profile *p = &s->prof;
 
-	fprintf(stderr, "tachyon-bpf: %.0fs: %llu samples (%.0f/s), %u processes, %u threads, %llu lost\n",
+	fprintf(stderr, "tachyon-bpf: %.0fs: %llu samples (%.0f/s), %u processes, %u threads, %u stacks, %llu lost\n",
 		elapsed, (unsigned long long)p->samples, elapsed > 0 ? (double)p->samples / elapsed : 0.0,
-		p->nprocs, p->nthreads, (unsigned long long)tb_session_counter(s, TB_C_LOST));
+		p->nprocs, p->nthreads, p->nstacks, (unsigned long long)tb_session_counter(s, TB_C_LOST));
 }
 
 /* --interval: write this interval's outputs and start a fresh profile with

@@ -11,7 +11,7 @@
 #include "out/funcname.h"
 
 struct line {
-	char *text;
+	const char *text;
 	uint64_t count;
 };
 
@@ -72,16 +72,14 @@ static void put_frame(char *out, size_t len, size_t *pos, const struct tb_profil
 	}
 }
 
-static char *stack_line(const struct tb_profile *p, const struct tb_stack *s)
+/* The stack's line (without its count) into out (len: 256 + 300 per frame). */
+static void stack_line(const struct tb_profile *p, const struct tb_stack *s, char *out, size_t len)
 {
 	const struct tb_tinfo *t = &p->threads[s->thread];
 	int pi = tb_profile_find_process(p, t->pid);
 	const struct tb_sframe *f = tb_stack_frames(p, s);
-	size_t len = 256 + (size_t)s->depth * 300, pos = 0;
-	char *out = malloc(len);
+	size_t pos = 0;
 
-	if (!out)
-		abort();
 	out[0] = '\0';
 	put_clean(out, len, &pos, pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "?");
 	put_fmt(out, len, &pos, " (pid %lld);", t->pid);
@@ -95,7 +93,6 @@ static char *stack_line(const struct tb_profile *p, const struct tb_stack *s)
 		put_raw(out, len, &pos, ";");
 		put_frame(out, len, &pos, p, &f[i]);
 	}
-	return out;
 }
 
 static int cmp_line(const void *a, const void *b)
@@ -103,30 +100,48 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
+/* Every line in one arena of exactly its bytes (a line per unique stack: an
+ * hour of a busy host has hundreds of thousands), sorted, equal lines summed. */
 int tb_write_folded(const struct tb_profile *p, FILE *f)
 {
 	struct line *lines = calloc(p->nstacks ? p->nstacks : 1, sizeof(*lines));
+	struct tb_buf text = { 0 };
+	char *scratch = NULL;
+	size_t scratch_len = 0;
 	uint32_t n = 0;
 	int rc = 0;
 
 	if (!lines)
 		return -1;
 	for (uint32_t i = 0; i < p->nstacks; i++) {
-		lines[n].text = stack_line(p, &p->stacks[i]);
+		size_t len = 256 + (size_t)p->stacks[i].depth * 300;
+
+		if (len > scratch_len) {
+			free(scratch);
+			scratch = malloc(len);
+			if (!scratch)
+				abort();
+			scratch_len = len;
+		}
+		stack_line(p, &p->stacks[i], scratch, len);
+		/* the offset for now: the arena moves while it grows */
+		lines[n].text = (const char *)(uintptr_t)text.n;
+		tb_buf_put(&text, scratch, strlen(scratch) + 1);
 		lines[n++].count = p->stacks[i].count;
 	}
+	free(scratch);
+	for (uint32_t i = 0; i < n; i++)
+		lines[i].text = (const char *)text.d + (uintptr_t)lines[i].text;
 	tb_qsort(lines, n, sizeof(*lines), cmp_line);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t count = lines[i].count;
 
-		while (i + 1 < n && strcmp(lines[i].text, lines[i + 1].text) == 0) {
-			free(lines[i].text);
+		while (i + 1 < n && strcmp(lines[i].text, lines[i + 1].text) == 0)
 			count += lines[++i].count;
-		}
 		if (fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)count) < 0)
 			rc = -1;
-		free(lines[i].text);
 	}
+	free(text.d);
 	free(lines);
 	return rc;
 }
