@@ -40,7 +40,10 @@
 #       same 3.15 target in one run: the walk at DEPTHS (the per-frame fit), then
 #       bench/anchors.py: target slowdown, profiler CPU and RSS at RATES, rounds
 #       of none / tachyon-bpf / floor / Tachyon in rotated order.
-# Sections 6-10 alone replace their part of OUT and keep the rest.
+#   11. stacks (not by default: 10 minutes): --all-python -r 1000 on a stack-rich
+#       host (bench/churn.py stacks: random call chains over 3,000 functions, nearly
+#       every sample a new stack): the live agent's RSS per unique stack (bench/soak.py).
+# Sections 6-11 alone replace their part of OUT and keep the rest.
 # BPF run-time statistics are kept on by a BPF_ENABLE_STATS descriptor
 # (bench/bpf_stats_hold.py) besides the sysctl: another job of a shared
 # machine turning kernel.bpf_stats_enabled off does not stop them.
@@ -76,6 +79,7 @@
 #   SOAK_SCOPE=cgroup                         sections 6-7: cgroup (only the generator's own
 #                                             cgroup v2, via --cgroup) or host (every Python process)
 #   STORM_SECS=20 STORM_HZ=99 STORM_FORKERS=4 section 7
+#   STACKS_MIN=10 STACKS_HZ=1000 STACKS_PROCS=2 section 11 (target: PY314, else PY)
 #   TB=path                  measure another binary (no build)
 #   OUT=bench/results-latest.md
 set -euo pipefail
@@ -117,6 +121,9 @@ SOAK_MIN=${SOAK_MIN:-10}
 SOAK_HZ=${SOAK_HZ:-1000}
 SOAK_EVERY=${SOAK_EVERY:-30}
 STORM_SECS=${STORM_SECS:-20}
+STACKS_MIN=${STACKS_MIN:-10}
+STACKS_HZ=${STACKS_HZ:-1000}
+STACKS_PROCS=${STACKS_PROCS:-2}
 STORM_HZ=${STORM_HZ:-99}
 STORM_FORKERS=${STORM_FORKERS:-4}
 SOAK_SCOPE=${SOAK_SCOPE:-cgroup}
@@ -555,12 +562,18 @@ if want storm; then
 		--forkers "$STORM_FORKERS" --scope "$SOAK_SCOPE" --python "$PY" --out-dir "$TMP/storm" >"$TMP/storm.md" ||
 		die "the storm failed"
 fi
+if want stacks; then
+	log "section 11: a stack-rich host, $STACKS_MIN min of --all-python -r $STACKS_HZ"
+	"$HPY" "$ROOT/bench/soak.py" "$TB" stacks "$((STACKS_MIN * 60))" --hz "$STACKS_HZ" --every "$SOAK_EVERY" \
+		--procs "$STACKS_PROCS" --scope "$SOAK_SCOPE" --python "$PY" --out-dir "$TMP/stacks" >"$TMP/stacks.md" ||
+		die "the stack-rich run failed"
+fi
 if ! want walk && ! want overhead && ! want multi && ! want wall; then
 	# only the churn and native sections: they replace their own part of OUT
 	want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
 	want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
 	want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
-	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md"; do
+	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md" "$TMP/stacks.md"; do
 		[[ -f $f ]] || continue
 		"$HPY" - "$OUT" "$f" <<'PYEOF'
 import re, sys
@@ -619,7 +632,7 @@ alt_desc=$PY_ALT
 want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
 want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
 want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
-for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md"; do
+for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md" "$TMP/stacks.md"; do
 	[[ -f $f ]] && cat "$f" >>"$TMP/results.md"
 done
 cp "$TMP/results.md" "$OUT"
