@@ -11,6 +11,8 @@ The input is read as the page reads it (UTF-8, invalid bytes replaced), so the p
 strings from both. A v1 node the format cannot carry (a thread not in "threads", opcodes without
 thread_opcodes) is refused with one line on stderr and exit status 1. --stats prints per column
 its entries and the bytes of its JSON, raw and deflated (what it costs in a page).
+Root, process and marker nodes carry no filename, lineno, location or lines in version 2 (the C
+writer writes none): a v1 JSON that has them (gen_profile.py's) loses them.
 Functions are (kind, name, filename, lineno) as v1 shows them: with by_line the line shown, not
 co_firstlineno (v1 does not carry it); a reader gets the same version-1 tree either way.
 """
