@@ -29,6 +29,10 @@
 #               that phase's function; mouse drag, hover, keys, reset
 #   tasks       asyncio task frames (tasks.test.mjs): the task selector on a --async-aware capture of
 #               tests/workloads/async_tasks.py with hostile task names (root: BPF; sid 3.14)
+#   v2          tree JSON version 2 (v2.test.mjs): every golden capture and the synthetic realistic and
+#               kinds profiles as pages from version 1 and from version 2 (v1_to_v2.py; and from the
+#               binary's own when it writes one): the same objects and view; hostile version-2 data
+#               refused with one line; the bare template opens a version-2 file; a 100,000-deep chain
 #   all         every suite above, one after the other
 #
 # Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
@@ -244,17 +248,51 @@ suite_tasks() {
 	page_test tasks.test.mjs "$out/tasks.html" "$out/tasks.json" --label tasks
 }
 
+# v1_json CAPTURE OUT.json: the capture's tree JSON version 1 (before --json-version: the default)
+v1_json() {
+	"$bin" render -q "$1" --json-version 1 -o "$2" 2>/dev/null || "$bin" render -q "$1" -o "$2"
+}
+
+suite_v2() {
+	need_binary
+	fresh_out
+	local c b pairs=() synth=()
+	step "generate the realistic profile" python3 "$here/gen_profile.py" realistic "$out/realistic.json"
+	step "generate the kinds profile" python3 "$here/gen_profile.py" kinds "$out/kinds.json"
+	for c in "$repo"/tests/golden/captures/*.tbp; do
+		b=$(basename "$c" .tbp)
+		step "render $b (version 1)" v1_json "$c" "$out/$b.json"
+	done
+	for c in "$out"/*.json; do
+		b=${c%.json}
+		step "$(basename "$b"): version 2 and both pages" python3 "$here/v1_to_v2.py" "$c" "$b.v2.json"
+		quiet python3 "$here/make_page.py" "$c" "$b.html" 2>/dev/null
+		quiet python3 "$here/make_page.py" "$b.v2.json" "$b.v2.html" 2>/dev/null
+		case $(basename "$b") in
+		realistic | kinds) synth+=("$b.html" "$b.v2.html") ;;   # gen_profile.py's own key order
+		*) pairs+=("$b.html" "$b.v2.html") ;;
+		esac
+		if [ -f "$repo/tests/golden/captures/$(basename "$b").tbp" ] &&
+			"$bin" render -q "$repo/tests/golden/captures/$(basename "$b").tbp" --json-version 2 -o "$b.c2.json" 2>/dev/null; then
+			quiet python3 "$here/make_page.py" "$b.c2.json" "$b.c2.html" 2>/dev/null
+			pairs+=("$b.html" "$b.c2.html")   # the C writer's version 2
+		fi
+	done
+	page_test v2.test.mjs "${synth[@]}" --synthetic --label v2-synthetic
+	page_test v2.test.mjs "${pairs[@]}" --hostile "$out/threads-3.11.v2.json" --open "$out/realistic.v2.json" --deep 100000 --out "$out"
+}
+
 suite_all() {
 	local s
-	for s in synthetic real diff opcodes heatmap kinds timeline tasks; do
+	for s in synthetic real diff opcodes heatmap kinds timeline tasks v2; do
 		counted bash "$0" "$s"
 	done
 }
 
 case $suite in
-synthetic | real | diff | opcodes | heatmap | kinds | timeline | tasks | all) ;;
+synthetic | real | diff | opcodes | heatmap | kinds | timeline | tasks | v2 | all) ;;
 *)
-	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|timeline|tasks|all [PAGE.html DATA.json [FUNCTION]]..." >&2
+	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|timeline|tasks|v2|all [PAGE.html DATA.json [FUNCTION]]..." >&2
 	echo "0 passed, 1 failed"
 	exit 2
 	;;
