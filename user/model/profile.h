@@ -15,6 +15,7 @@
 #include "proc/sources.h"
 #include "model/kstack.h"
 #include "model/merge.h"
+#include "model/stackcache.h"
 #include "model/symbolize.h"
 #include "model/timeline.h"
 #include "model/tasks.h"
@@ -120,6 +121,8 @@ struct tb_profile {
 	struct tb_hmap stack_index; /* (thread, kind, frames) -> stack */
 	struct tb_sframe *arena;
 	uint64_t narena, caparena;
+	struct tb_stackcache scache; /* raw stack of a sample -> stack (model/stackcache.h) */
+	uint64_t scache_forgotten;  /* sym.forgotten when scache was last checked */
 	/* counts */
 	uint64_t samples;          /* records received */
 	uint64_t python_samples;   /* with at least one frame */
