@@ -121,6 +121,7 @@ static void end_record(struct tb_profile *p, struct tb_pid_newest *e)
 	free(pi->live);
 	pi->live = NULL;
 	end_threads(p, pi);
+	p->records_changed++;
 	/* its fork children read their code objects from themselves from now on */
 	tb_stackcache_invalidate(&p->scache);
 	if (pi->samples || pi->last_thread)
@@ -144,6 +145,7 @@ void tb_profile_compact(struct tb_profile *p)
 
 	if (!p->ndropped)
 		return;
+	p->records_changed++;
 	moved = tb_calloc(p->nprocs, sizeof(*moved)); /* old index -> new index + 1 */
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		if (p->procs[i].dropped)
@@ -215,6 +217,7 @@ static uint32_t add_record(struct tb_profile *p, const struct tb_target *t, int 
 		pi->live->target = *t;
 	}
 	e->proc = ++p->nprocs;
+	p->records_changed++;
 	maybe_compact(p);
 	return p->nprocs - 1; /* the newest record is last, compacted or not */
 }
@@ -764,7 +767,8 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 			   const struct tb_frame *frames)
 {
 	const struct tb_pinfo *parent;
-	int proc = tb_profile_find_process(p, h->pid);
+	int memo = p->last_changed == p->records_changed + 1 && p->last_pid == h->pid && p->last_tid == h->tid;
+	int proc = memo ? (int)p->last_proc : tb_profile_find_process(p, h->pid);
 	struct tb_pinfo *pi;
 	struct tb_tinfo *ti;
 	uint32_t thread, stack;
@@ -782,7 +786,16 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		return; /* not profiled, or it ended (its samples came late) */
 	pi = &p->procs[proc];
 	parent = fork_parent(p, pi->live);
-	thread = find_thread(p, pi, h);
+	if (memo) {
+		thread = p->last_thread;
+	} else {
+		thread = find_thread(p, pi, h);
+		p->last_pid = h->pid;
+		p->last_tid = h->tid;
+		p->last_proc = (uint32_t)proc;
+		p->last_thread = thread;
+		p->last_changed = p->records_changed + 1;
+	}
 	ti = &p->threads[thread];
 	ti->pending = 0;
 	if (!off_cpu) {
