@@ -169,6 +169,12 @@ void tb_timeline_add(struct tb_timeline *t, struct tb_tseries *s, uint32_t serie
 
 	if (!count)
 		return;
+	/* a sample in the last instant's bucket, with room for a cell: what the rest would do */
+	if (from_ns == to_ns && t->on && from_ns >= t->hint_lo && from_ns < t->hint_hi &&
+	    t->hint_width == t->width_ns && s->n < TB_TL_MAX_CELLS) {
+		tb_timeline_put(t, s, series, t->hint_bucket, count);
+		return;
+	}
 	tb_timeline_start(t, from_ns);
 	if (to_ns < from_ns)
 		to_ns = from_ns;
