@@ -2,7 +2,8 @@
  * arrive, symbolizing each new code object at once (before its process can
  * free it), and keeps per-process and per-thread accounts.  A sample's stack
  * is put together here: kernel frames (model/kstack.c), a synthetic frame,
- * the Python frames. */
+ * the Python frames; a raw stack seen before is found whole in the raw-stack
+ * cache (model/stackcache.c), without a lookup per frame. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
