@@ -31,11 +31,6 @@ void tb_profile_set_ksyms(struct tb_profile *p, struct tb_ksyms *k, int32_t kptr
 
 void tb_profile_free(struct tb_profile *p)
 {
-	if (getenv("TB_SCACHE_DEBUG"))
-		fprintf(stderr, "scache: %llu hits %llu misses %llu restarts, %u entries %u words; %u stacks %llu samples %llu frames %llu arena %u codes %u tl cells\n",
-			(unsigned long long)p->scache.hits, (unsigned long long)p->scache.misses,
-			(unsigned long long)p->scache.restarts, p->scache.n, p->scache.nwords, p->nstacks,
-			(unsigned long long)p->samples, (unsigned long long)p->frames, (unsigned long long)p->narena, p->sym.n, p->tl.stacks.n);
 	tb_kstack_free(&p->kstack);
 	tb_timeline_free(&p->tl);
 	tb_native_codes_free(&p->ncodes);
