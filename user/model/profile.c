@@ -690,6 +690,12 @@ static uint32_t raw_key(const struct tb_sample_hdr *h, const __u64 *pcs, uint16_
 	return n;
 }
 
+/* Does a sample's stack merge native frames (model/merge.c) with its Python ones? */
+static int merges_native(const struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *words)
+{
+	return words && (h->native_stop || h->nnative || p->ncodes.resolver);
+}
+
 /* The frames of a sample, leaf first: kernel frames, what the thread was
  * doing below Python, then the Python frames (with --native merged with the
  * native ones), task frames among them; the stack they make, added (count
@@ -706,7 +712,7 @@ static uint32_t build_stack(struct tb_profile *p, const struct tb_pinfo *pi, con
 	if (synthetic)
 		f[n++] = (struct tb_sframe){ synthetic_code(p, synthetic), -2, 0, 0 };
 	lead = n;
-	if (words && (h->native_stop || h->nnative || p->ncodes.resolver)) {
+	if (merges_native(p, h, words)) {
 		uint16_t m = merged_frames(p, pi, parent, h, words + h->nkernel, frames, depth, &f[n]);
 
 		if (!m && !n)
@@ -734,7 +740,7 @@ static uint32_t sample_stack(struct tb_profile *p, const struct tb_pinfo *pi, co
 	uint16_t nk = !words ? 0 : h->nkernel > TB_MAX_KERNEL ? TB_MAX_KERNEL : h->nkernel, kernel;
 	uint32_t nkey, stack;
 
-	if ((words && (h->native_stop || h->nnative || p->ncodes.resolver)) || (p->async_aware && h->task))
+	if (merges_native(p, h, words) || (p->async_aware && h->task))
 		return build_stack(p, pi, parent, h, words, frames, depth, thread, kind, &kernel);
 	/* a code object forgotten (process gone, address reused): indices may differ */
 	if (p->sym.forgotten != p->scache_forgotten) {
