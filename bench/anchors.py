@@ -1,6 +1,7 @@
 """anchors.py: tachyon-bpf next to CPython 3.15's own sampler (Tachyon) in one run.
 
     anchors.py TB PY315 RAW [--rates "99 1000 10000"] [--rounds 3] [--scale 1.0]
+               [--variants "none tachyon-bpf floor tachyon"]
 
 The same 3.15 target, bench/cpu_bound.py held at a gate until the profiler
 is attached, then run to the end; per rate, rounds of four runs in rotated
@@ -135,12 +136,17 @@ def main():
     ap.add_argument("--rates", default="99 1000 10000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--variants", default=" ".join(VARIANTS),
+                    help="the runs of a round (a subset: agent CPU before/after a change)")
     a = ap.parse_args()
+    variants = tuple(a.variants.split())
+    if not variants or any(v not in VARIANTS for v in variants):
+        die(f"--variants: each of {' '.join(VARIANTS)}")
     with tempfile.TemporaryDirectory(prefix="tachyon-anchors.") as tmp:
         for hz in (int(x) for x in a.rates.split()):
             for rnd in range(a.rounds):
-                k = rnd % len(VARIANTS)
-                for variant in VARIANTS[k:] + VARIANTS[:k]:
+                k = rnd % len(variants)
+                for variant in variants[k:] + variants[:k]:
                     rec = one_run(variant, a.tb, a.py, hz, a.scale, tmp)
                     rec["round"] = rnd
                     with open(a.raw, "a") as f:

@@ -75,6 +75,20 @@ static inline void compress(struct tb_hasher *h, uint64_t m)
 	h->v0 ^= m;
 }
 
+/* 8 bytes as a little-endian word: one load where the machine is little-endian. */
+static inline uint64_t load_le64(const unsigned char *b)
+{
+	uint64_t m = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&m, b, 8);
+#else
+	for (int i = 0; i < 8; i++)
+		m |= (uint64_t)b[i] << (8 * i);
+#endif
+	return m;
+}
+
 void tb_hash_add(struct tb_hasher *h, const void *p, size_t len)
 {
 	const unsigned char *b = p;
@@ -91,12 +105,12 @@ void tb_hash_add(struct tb_hasher *h, const void *p, size_t len)
 			used = 0;
 		}
 	}
-	for (; len >= 8; b += 8, len -= 8) {
-		uint64_t m = 0;
+	if (len >= 8) { /* the state in locals: b (bytes) could alias it */
+		struct tb_hasher w = *h;
 
-		for (int i = 0; i < 8; i++)
-			m |= (uint64_t)b[i] << (8 * i);
-		compress(h, m);
+		for (; len >= 8; b += 8, len -= 8)
+			compress(&w, load_le64(b));
+		*h = w;
 	}
 	for (unsigned i = 0; i < len; i++)
 		h->tail |= (uint64_t)b[i] << (8 * i);

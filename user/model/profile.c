@@ -2,7 +2,8 @@
  * arrive, symbolizing each new code object at once (before its process can
  * free it), and keeps per-process and per-thread accounts.  A sample's stack
  * is put together here: kernel frames (model/kstack.c), a synthetic frame,
- * the Python frames. */
+ * the Python frames; a raw stack seen before is found whole in the raw-stack
+ * cache (model/stackcache.c), without a lookup per frame. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ void tb_profile_set_ksyms(struct tb_profile *p, struct tb_ksyms *k, int32_t kptr
 {
 	tb_kstack_free(&p->kstack);
 	tb_kstack_init(&p->kstack, k, kptr_restrict);
+	tb_stackcache_invalidate(&p->scache); /* kernel PCs name other entries */
 }
 
 void tb_profile_free(struct tb_profile *p)
@@ -45,6 +47,7 @@ void tb_profile_free(struct tb_profile *p)
 	tb_hmap_free(&p->thread_index);
 	free(p->stacks);
 	tb_hmap_free(&p->stack_index);
+	tb_stackcache_free(&p->scache);
 	free(p->arena);
 	memset(p, 0, sizeof(*p));
 }
@@ -114,6 +117,9 @@ static void end_record(struct tb_profile *p, struct tb_pid_newest *e)
 	free(pi->live);
 	pi->live = NULL;
 	end_threads(p, pi);
+	p->records_changed++;
+	/* its fork children read their code objects from themselves from now on */
+	tb_stackcache_invalidate(&p->scache);
 	if (pi->samples || pi->last_thread)
 		return;
 	pi->dropped = 1;
@@ -135,6 +141,7 @@ void tb_profile_compact(struct tb_profile *p)
 
 	if (!p->ndropped)
 		return;
+	p->records_changed++;
 	moved = tb_calloc(p->nprocs, sizeof(*moved)); /* old index -> new index + 1 */
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		if (p->procs[i].dropped)
@@ -206,6 +213,7 @@ static uint32_t add_record(struct tb_profile *p, const struct tb_target *t, int 
 		pi->live->target = *t;
 	}
 	e->proc = ++p->nprocs;
+	p->records_changed++;
 	maybe_compact(p);
 	return p->nprocs - 1; /* the newest record is last, compacted or not */
 }
@@ -656,17 +664,117 @@ static uint16_t task_frames(struct tb_profile *p, const struct tb_pinfo *pi, con
 	return (uint16_t)(n + e->n);
 }
 
+/* Sample flags that decide a stack: its kind (TB_SK_*) and synthetic frame
+ * (synthetic_name), and the kernel part's trimming (off-CPU). */
+#define STACK_FLAGS (TB_F_TRUNCATED | TB_F_READ_ERROR | TB_F_BAD_FRAME | TB_F_OFF_CPU | TB_F_GIL_WAIT | TB_F_GC)
+/* Key words of a raw stack: thread, flags and counts, kernel PCs, two per Python frame. */
+#define RAW_KEY_MAX (2 + TB_MAX_KERNEL + 2 * TB_MAX_FRAMES)
+
+/* The raw-stack cache's key of a sample (nk kernel PCs, depth Python frames)
+ * of a thread: everything its stack is made of but what the profile knows
+ * (code indices of (pid, address, code id), kernel names); not the opcodes,
+ * which a stack keeps from its first sample only. Returns its words. */
+static uint32_t raw_key(const struct tb_sample_hdr *h, const __u64 *pcs, uint16_t nk,
+			const struct tb_frame *frames, uint16_t depth, uint32_t thread, uint64_t *key)
+{
+	uint32_t n = 0;
+
+	key[n++] = thread;
+	key[n++] = (uint64_t)(h->flags & STACK_FLAGS) | (uint64_t)depth << 16 | (uint64_t)nk << 32;
+	memcpy(&key[n], pcs, (size_t)nk * sizeof(*key));
+	n += nk;
+	for (uint16_t i = 0; i < depth; i++) {
+		key[n++] = frames[i].code;
+		key[n++] = (uint64_t)(uint32_t)frames[i].offset | (uint64_t)frames[i].code_id << 32;
+	}
+	return n;
+}
+
+/* Does a sample's stack merge native frames (model/merge.c) with its Python ones? */
+static int merges_native(const struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *words)
+{
+	return words && (h->native_stop || h->nnative || p->ncodes.resolver);
+}
+
+/* The frames of a sample, leaf first: kernel frames, what the thread was
+ * doing below Python, then the Python frames (with --native merged with the
+ * native ones), task frames among them; the stack they make, added (count
+ * 0) if new; TB_HMAP_NONE: nothing to show (every frame plumbing). */
+static uint32_t build_stack(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
+			    const struct tb_sample_hdr *h, const __u64 *words, const struct tb_frame *frames,
+			    uint16_t depth, uint32_t thread, uint16_t kind, uint16_t *kernel)
+{
+	struct tb_sframe *f = stage(p, TB_MAX_STACK);
+	const char *synthetic = synthetic_name(p, h->flags);
+	uint16_t n = words ? kernel_part(p, h, words, f) : 0, lead;
+
+	*kernel = n;
+	if (synthetic)
+		f[n++] = (struct tb_sframe){ synthetic_code(p, synthetic), -2, 0, 0 };
+	lead = n;
+	if (merges_native(p, h, words)) {
+		uint16_t m = merged_frames(p, pi, parent, h, words + h->nkernel, frames, depth, &f[n]);
+
+		if (!m && !n)
+			return TB_HMAP_NONE;
+		n += m;
+	} else {
+		for (uint16_t i = 0; i < depth; i++)
+			python_frame(p, pi, parent, &frames[i], &f[n + i]);
+		n += depth;
+	}
+	n = task_frames(p, pi, h, f, n, lead);
+	return add_stack(p, thread, kind, n, 0);
+}
+
+/* The stack of a sample (build_stack), through the raw-stack cache when
+ * its frames are kernel and Python ones only: a stack seen before costs
+ * one hash of its raw words, its per-frame counts added again. */
+static uint32_t sample_stack(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
+			     const struct tb_sample_hdr *h, const __u64 *words, const struct tb_frame *frames,
+			     uint16_t depth, uint32_t thread, uint16_t kind)
+{
+	static uint64_t key[RAW_KEY_MAX];
+	const struct tb_sc_value *hit;
+	uint64_t hash, unresolved = p->unresolved_frames;
+	uint16_t nk = !words ? 0 : h->nkernel > TB_MAX_KERNEL ? TB_MAX_KERNEL : h->nkernel, kernel;
+	uint32_t nkey, stack;
+
+	if (merges_native(p, h, words) || (p->async_aware && h->task))
+		return build_stack(p, pi, parent, h, words, frames, depth, thread, kind, &kernel);
+	/* a code object forgotten (process gone, address reused): indices may differ */
+	if (p->sym.forgotten != p->scache_forgotten) {
+		tb_stackcache_invalidate(&p->scache);
+		p->scache_forgotten = p->sym.forgotten;
+	}
+	nkey = raw_key(h, words, nk, frames, depth, thread, key);
+	hash = tb_hash(key, (size_t)nkey * sizeof(*key));
+	hit = tb_stackcache_get(&p->scache, key, nkey, hash);
+	if (hit) {
+		p->unresolved_frames += hit->unresolved;
+		if (hit->kernel) {
+			p->kernel_samples++;
+			p->kernel_frames += hit->kernel;
+		}
+		return hit->stack;
+	}
+	stack = build_stack(p, pi, parent, h, words, frames, depth, thread, kind, &kernel);
+	if (p->sym.forgotten == p->scache_forgotten) /* else what it read may not hold */
+		tb_stackcache_put(&p->scache, key, nkey, hash,
+				  (struct tb_sc_value){ stack, (uint16_t)(p->unresolved_frames - unresolved), kernel });
+	return stack;
+}
+
 void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, const __u64 *words,
 			   const struct tb_frame *frames)
 {
 	const struct tb_pinfo *parent;
-	int proc = tb_profile_find_process(p, h->pid);
+	int memo = p->last_changed == p->records_changed + 1 && p->last_pid == h->pid && p->last_tid == h->tid;
+	int proc = memo ? (int)p->last_proc : tb_profile_find_process(p, h->pid);
 	struct tb_pinfo *pi;
-	const char *synthetic;
-	struct tb_sframe *f;
 	struct tb_tinfo *ti;
 	uint32_t thread, stack;
-	uint16_t kind = 0, depth = h->depth, n, lead, off_cpu = h->flags & TB_F_OFF_CPU;
+	uint16_t kind = 0, depth = h->depth, off_cpu = h->flags & TB_F_OFF_CPU;
 
 	if (off_cpu)
 		p->off_cpu_records++; /* a stack at a switch-out, not a sample */
@@ -680,7 +788,16 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		return; /* not profiled, or it ended (its samples came late) */
 	pi = &p->procs[proc];
 	parent = fork_parent(p, pi->live);
-	thread = find_thread(p, pi, h);
+	if (memo) {
+		thread = p->last_thread;
+	} else {
+		thread = find_thread(p, pi, h);
+		p->last_pid = h->pid;
+		p->last_tid = h->tid;
+		p->last_proc = (uint32_t)proc;
+		p->last_thread = thread;
+		p->last_changed = p->records_changed + 1;
+	}
 	ti = &p->threads[thread];
 	ti->pending = 0;
 	if (!off_cpu) {
@@ -709,30 +826,12 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		kind |= TB_SK_PARTIAL;
 		p->partial++;
 	}
-	/* leaf first: kernel frames, what the thread was doing below Python, then
-	 * the Python frames (with --native merged with the native ones) */
-	f = stage(p, TB_MAX_STACK);
-	n = words ? kernel_part(p, h, words, f) : 0;
-	synthetic = synthetic_name(p, h->flags);
-	if (synthetic)
-		f[n++] = (struct tb_sframe){ synthetic_code(p, synthetic), -2, 0, 0 };
-	lead = n;
 	p->frames += depth;
-	if (words && (h->native_stop || h->nnative || p->ncodes.resolver)) {
-		uint16_t m = merged_frames(p, pi, parent, h, words + h->nkernel, frames, depth, &f[n]);
-
-		if (!m && !n)
-			return;           /* nothing left to show (every frame plumbing) */
-		n += m;
-	} else {
-		for (uint16_t i = 0; i < depth; i++)
-			python_frame(p, pi, parent, &frames[i], &f[n + i]);
-		n += depth;
-	}
-	n = task_frames(p, pi, h, f, n, lead);
+	stack = sample_stack(p, pi, parent, h, words, frames, depth, thread, kind);
+	if (stack == TB_HMAP_NONE)
+		return;
 	if (off_cpu) {
 		/* weight comes with the wake-up (or the end of the capture) */
-		stack = add_stack(p, thread, kind, n, 0);
 		ti->pending = stack + 1;
 		ti->pending_flags = h->flags;
 		ti->pending_since = h->time_ns;
@@ -740,7 +839,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 	}
 	p->python_samples++;
 	ti->python_samples++;
-	stack = add_stack(p, thread, kind, n, 1);
+	p->stacks[stack].count++;
 	tb_timeline_add(&p->tl, &p->tl.stacks, stack, h->time_ns, h->time_ns, 1);
 }
 
@@ -873,6 +972,7 @@ void tb_profile_drop_empty_stacks(struct tb_profile *p)
 	if (s->nlast)
 		memset(s->last, 0, (size_t)s->nlast * sizeof(*s->last));
 	tb_timeline_normalize(&p->tl);
+	tb_stackcache_invalidate(&p->scache); /* it holds old indices */
 	free(moved);
 }
 

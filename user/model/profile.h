@@ -15,6 +15,7 @@
 #include "proc/sources.h"
 #include "model/kstack.h"
 #include "model/merge.h"
+#include "model/stackcache.h"
 #include "model/symbolize.h"
 #include "model/timeline.h"
 #include "model/tasks.h"
@@ -120,6 +121,13 @@ struct tb_profile {
 	struct tb_hmap stack_index; /* (thread, kind, frames) -> stack */
 	struct tb_sframe *arena;
 	uint64_t narena, caparena;
+	/* the last sample's (pid, tid) -> its process record and thread, while no
+	 * record was added, ended or moved (records_changed) since */
+	uint32_t last_pid, last_tid, last_proc, last_thread;
+	uint64_t last_changed;      /* records_changed + 1 when they were found (0: never) */
+	uint64_t records_changed;   /* records added, ended and compactions so far */
+	struct tb_stackcache scache; /* raw stack of a sample -> stack (model/stackcache.h) */
+	uint64_t scache_forgotten;  /* sym.forgotten when scache was last checked */
 	/* counts */
 	uint64_t samples;          /* records received */
 	uint64_t python_samples;   /* with at least one frame */

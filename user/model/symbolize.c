@@ -270,6 +270,7 @@ static void kill_code(struct tb_symbolizer *s, uint32_t i)
 		return;
 	s->codes[i].dead = 1;
 	s->dead_indexed++;
+	s->forgotten++;
 }
 
 static void prune_dead(struct tb_symbolizer *s)

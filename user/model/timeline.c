@@ -115,9 +115,22 @@ static void coarsen(struct tb_timeline *t)
 	t->nbuckets = (t->nbuckets + 1) / 2;
 }
 
-static uint64_t bucket_of(const struct tb_timeline *t, uint64_t ns)
+static uint64_t bucket_of(struct tb_timeline *t, uint64_t ns)
 {
-	return ns > t->origin_ns ? (ns - t->origin_ns) / t->width_ns : 0;
+	uint64_t b;
+
+	if (ns >= t->hint_lo && ns < t->hint_hi && t->hint_width == t->width_ns)
+		return t->hint_bucket;
+	if (ns <= t->origin_ns)
+		return 0;
+	b = (ns - t->origin_ns) / t->width_ns;
+	if (b < TB_TL_MAX_BUCKETS) {
+		t->hint_lo = t->origin_ns + b * t->width_ns;
+		t->hint_hi = t->hint_lo + t->width_ns;
+		t->hint_width = t->width_ns;
+		t->hint_bucket = (uint32_t)b;
+	}
+	return b;
 }
 
 void tb_timeline_put(struct tb_timeline *t, struct tb_tseries *s, uint32_t series, uint32_t bucket,
@@ -156,6 +169,12 @@ void tb_timeline_add(struct tb_timeline *t, struct tb_tseries *s, uint32_t serie
 
 	if (!count)
 		return;
+	/* a sample in the last instant's bucket, with room for a cell: what the rest would do */
+	if (from_ns == to_ns && t->on && from_ns >= t->hint_lo && from_ns < t->hint_hi &&
+	    t->hint_width == t->width_ns && s->n < TB_TL_MAX_CELLS) {
+		tb_timeline_put(t, s, series, t->hint_bucket, count);
+		return;
+	}
 	tb_timeline_start(t, from_ns);
 	if (to_ns < from_ns)
 		to_ns = from_ns;

@@ -41,6 +41,10 @@ struct tb_timeline {
 	int64_t origin_unix_ns;  /* wall time of bucket 0's start */
 	uint64_t width_ns;       /* bucket width */
 	uint32_t nbuckets;       /* buckets used: highest bucket + 1 */
+	/* the bucket of the last instant looked up, [hint_lo, hint_hi) at this width: the
+	 * next sample most likely falls in it too (no division) */
+	uint64_t hint_lo, hint_hi, hint_width;
+	uint32_t hint_bucket;
 	struct tb_tseries stacks, states;
 };
 
