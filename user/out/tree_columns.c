@@ -2,7 +2,7 @@
  * its strings, kinds, functions, locations and frames interned in one pass
  * over the written nodes (the unpruned ones, root first, depth first, in the
  * order version 1 writes them), then each column of the nodes written in a
- * pass of its own, straight to the file: 12 bytes a node and the tables are
+ * pass of its own, straight to the file: 17 bytes a node and the tables are
  * all it holds. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -30,6 +30,8 @@ struct columns {
 	uint32_t *node;         /* written index -> tree node */
 	uint32_t *parent;       /* written index -> its parent's written index */
 	uint32_t *frame;        /* written index -> row of frames */
+	int32_t *thread;        /* written index -> its only thread, or NO_THREAD */
+	uint8_t *listed;        /* written index -> the sparse columns it is in (bit col - C_SPARSE) */
 	uint32_t *func_of;      /* tree function -> row of functions + 1 (0: not yet) */
 	uint32_t *opname;       /* (minor, opcode, base?) -> string + 1 (0: not yet) */
 	struct tb_strtab strs;
@@ -127,13 +129,68 @@ static uint32_t frame_of(struct columns *c, const struct tb_tnode *x)
 	return row(&c->frames, fr);
 }
 
+/* The columns of "nodes", in order; from C_SPARSE on, only the nodes listed in them. */
+enum column { C_PARENT, C_FRAME, C_VALUE, C_SELF, C_THREAD, C_THREAD_VALUES, C_LINES, C_OPCODES,
+	      C_THREAD_OPCODES, C_INSTRUCTIONS, C_SPARSE = C_THREAD_VALUES };
+
+static const char *const column_names[] = {
+	"parent", "frame", "value", "self", "thread", "thread_values", "lines", "opcodes",
+	"thread_opcodes", "instructions",
+};
+
+/* The node's only thread, when its values are that thread's: its index. */
+static int64_t only_thread(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	struct tb_tval v;
+
+	if (tb_tnode_nthreads(x) != 1)
+		return NO_THREAD;
+	v = tb_tnode_tval(t, x, 0);
+	return v.samples == x->total && v.self == x->self ? (int64_t)v.thread : NO_THREAD;
+}
+
+/* Lines other than the one a reader assumes: [[location's line, value, self]]. */
+static int lines_listed(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	const struct tb_lval *lv = tb_tnode_lines(t, x);
+
+	return x->kind == TB_N_FRAME && (x->lv.n != 1 || lv[0].samples != x->total ||
+					 lv[0].self != x->self);
+}
+
+/* Per-thread opcodes other than {its only thread: the summed ones}. */
+static int thread_opcodes_listed(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	const struct tb_oval *ov = tb_tnode_opcodes(t, x);
+	int64_t k = only_thread(t, x);
+	uint8_t op[256];
+	uint64_t sum[256];
+	unsigned n;
+
+	if (!x->ov.n)
+		return 0;
+	if (k == NO_THREAD || (n = tb_json_opcode_sums(t, x, op, sum)) != x->ov.n)
+		return 1;
+	for (uint32_t i = 0; i < n; i++)
+		if (ov[i].thread != (uint64_t)k || ov[i].opcode != op[i] || ov[i].samples != sum[i])
+			return 1;
+	return 0;
+}
+
 static uint32_t add(struct columns *c, uint32_t node, uint32_t parent)
 {
+	const struct tb_tnode *x = &c->t->n[node];
 	uint32_t w = c->nw++;
 
 	c->node[w] = node;
 	c->parent[w] = parent;
-	c->frame[w] = frame_of(c, &c->t->n[node]);
+	c->frame[w] = frame_of(c, x);
+	c->thread[w] = (int32_t)only_thread(c->t, x);
+	c->listed[w] = (uint8_t)((c->thread[w] == NO_THREAD) << (C_THREAD_VALUES - C_SPARSE) |
+				 lines_listed(c->t, x) << (C_LINES - C_SPARSE) |
+				 !!x->ov.n << (C_OPCODES - C_SPARSE) |
+				 thread_opcodes_listed(c->t, x) << (C_THREAD_OPCODES - C_SPARSE) |
+				 !!x->iv.n << (C_INSTRUCTIONS - C_SPARSE));
 	return w;
 }
 
@@ -232,59 +289,12 @@ static void write_rows(struct columns *c, const char *key, const struct rows *r)
 	putc_unlocked(']', c->f);
 }
 
-/* The node's only thread, when its values are that thread's: its index. */
-static int64_t only_thread(const struct tb_tree *t, const struct tb_tnode *x)
-{
-	struct tb_tval v;
-
-	if (tb_tnode_nthreads(x) != 1)
-		return NO_THREAD;
-	v = tb_tnode_tval(t, x, 0);
-	return v.samples == x->total && v.self == x->self ? (int64_t)v.thread : NO_THREAD;
-}
-
-/* Lines other than the one a reader assumes: [[location's line, value, self]]. */
-static int lines_listed(const struct tb_tree *t, const struct tb_tnode *x)
-{
-	const struct tb_lval *lv = tb_tnode_lines(t, x);
-
-	return x->kind == TB_N_FRAME && (x->lv.n != 1 || lv[0].samples != x->total ||
-					 lv[0].self != x->self);
-}
-
-/* Per-thread opcodes other than {its only thread: the summed ones}. */
-static int thread_opcodes_listed(const struct tb_tree *t, const struct tb_tnode *x)
-{
-	const struct tb_oval *ov = tb_tnode_opcodes(t, x);
-	int64_t k = only_thread(t, x);
-	uint8_t op[256];
-	uint64_t sum[256];
-	unsigned n;
-
-	if (!x->ov.n)
-		return 0;
-	if (k == NO_THREAD || (n = tb_json_opcode_sums(t, x, op, sum)) != x->ov.n)
-		return 1;
-	for (uint32_t i = 0; i < n; i++)
-		if (ov[i].thread != (uint64_t)k || ov[i].opcode != op[i] || ov[i].samples != sum[i])
-			return 1;
-	return 0;
-}
-
 static void opcode_triple(struct columns *c, unsigned minor, unsigned op, uint64_t samples)
 {
 	item_u(c, opcode_string(c, minor, op, 0));
 	item_u(c, opcode_string(c, minor, op, 1));
 	item_u(c, samples);
 }
-
-enum column { C_PARENT, C_FRAME, C_VALUE, C_SELF, C_THREAD, C_THREAD_VALUES, C_LINES, C_OPCODES,
-	      C_THREAD_OPCODES, C_INSTRUCTIONS };
-
-static const char *const column_names[] = {
-	"parent", "frame", "value", "self", "thread", "thread_values", "lines", "opcodes",
-	"thread_opcodes", "instructions",
-};
 
 /* Written node w's part of a column. */
 static void cell(struct columns *c, enum column col, uint32_t w)
@@ -298,6 +308,8 @@ static void cell(struct columns *c, enum column col, uint32_t w)
 	uint64_t sum[256];
 	unsigned n;
 
+	if (col >= C_SPARSE && !(c->listed[w] >> (col - C_SPARSE) & 1))
+		return; /* (without reading the node: most are in none) */
 	switch (col) {
 	case C_PARENT:
 		item_u(c, w - c->parent[w]);
@@ -312,11 +324,9 @@ static void cell(struct columns *c, enum column col, uint32_t w)
 		item_u(c, x->self);
 		break;
 	case C_THREAD:
-		item(c, only_thread(t, x));
+		item(c, c->thread[w]);
 		break;
 	case C_THREAD_VALUES:
-		if (only_thread(t, x) != NO_THREAD)
-			break;
 		entry(c, w, tb_tnode_nthreads(x));
 		for (uint32_t i = 0; i < tb_tnode_nthreads(x); i++) {
 			struct tb_tval v = tb_tnode_tval(t, x, i);
@@ -327,8 +337,6 @@ static void cell(struct columns *c, enum column col, uint32_t w)
 		}
 		break;
 	case C_LINES:
-		if (!lines_listed(t, x))
-			break;
 		entry(c, w, x->lv.n);
 		lv = tb_tnode_lines(t, x);
 		for (uint32_t i = 0; i < x->lv.n; i++) {
@@ -338,16 +346,12 @@ static void cell(struct columns *c, enum column col, uint32_t w)
 		}
 		break;
 	case C_OPCODES:
-		if (!x->ov.n)
-			break;
 		n = tb_json_opcode_sums(t, x, op, sum);
 		entry(c, w, n);
 		for (unsigned i = 0; i < n; i++)
 			opcode_triple(c, x->py_minor, op[i], sum[i]);
 		break;
 	case C_THREAD_OPCODES:
-		if (!thread_opcodes_listed(t, x))
-			break;
 		ov = tb_tnode_opcodes(t, x);
 		n = 0;
 		for (uint32_t i = 0; i < x->ov.n; i++) { /* threads, in the order first seen */
@@ -375,8 +379,6 @@ static void cell(struct columns *c, enum column col, uint32_t w)
 		}
 		break;
 	case C_INSTRUCTIONS:
-		if (!x->iv.n)
-			break;
 		entry(c, w, x->iv.n);
 		iv = tb_tnode_instructions(t, x);
 		for (uint32_t i = 0; i < x->iv.n; i++) {
@@ -427,6 +429,8 @@ void tb_json_columns(FILE *f, const struct tb_tree *t)
 		.node = tb_calloc(t->nn, sizeof(uint32_t)),
 		.parent = tb_calloc(t->nn, sizeof(uint32_t)),
 		.frame = tb_calloc(t->nn, sizeof(uint32_t)),
+		.thread = tb_calloc(t->nn, sizeof(int32_t)),
+		.listed = tb_calloc(t->nn, 1),
 		.func_of = tb_calloc(t->funcs.n, sizeof(uint32_t)),
 		.opname = tb_calloc(256 * 256 * 2, sizeof(uint32_t)),
 		.funcs.width = 4, .locs.width = 4, .frames.width = 3,
@@ -457,6 +461,8 @@ void tb_json_columns(FILE *f, const struct tb_tree *t)
 	free(c.node);
 	free(c.parent);
 	free(c.frame);
+	free(c.thread);
+	free(c.listed);
 	free(c.func_of);
 	free(c.opname);
 }
