@@ -1,9 +1,9 @@
 /* tree_columns.c: the tree of the tree JSON's version 2 (docs/profile-json.md):
  * its strings, kinds, functions, locations and frames interned in one pass
  * over the written nodes (the unpruned ones, root first, depth first, in the
- * order version 1 writes them), then each column of the nodes written in a
- * pass of its own, straight to the file: 17 bytes a node and the tables are
- * all it holds. */
+ * order version 1 writes them), kept for every output of the run; then, per
+ * output, each column of the nodes written in a pass of its own, straight to
+ * the file: 17 bytes a node and the tables are all it holds. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +23,7 @@ struct rows {
 	struct tb_hmap index;
 };
 
-struct columns {
+struct tb_columns {
 	const struct tb_tree *t;
 	FILE *f;
 	uint32_t nw;            /* nodes written */
@@ -55,7 +55,7 @@ static uint32_t row(struct rows *r, const int32_t *key)
 	return i;
 }
 
-static uint32_t kind(struct columns *c, const char *name)
+static uint32_t kind(struct tb_columns *c, const char *name)
 {
 	uint32_t i = 0;
 
@@ -67,7 +67,7 @@ static uint32_t kind(struct columns *c, const char *name)
 }
 
 /* An opcode's name (base: its base instruction's) as a string. */
-static uint32_t opcode_string(struct columns *c, unsigned minor, unsigned op, int base)
+static uint32_t opcode_string(struct tb_columns *c, unsigned minor, unsigned op, int base)
 {
 	uint32_t *slot = &c->opname[(minor & 255) << 9 | (op & 255) << 1 | !!base];
 	char buf[32];
@@ -80,7 +80,7 @@ static uint32_t opcode_string(struct columns *c, unsigned minor, unsigned op, in
 
 /* The frame a node points at: its function, shown line and hottest location;
  * interns what it names (the opcodes too: every string before the nodes). */
-static uint32_t frame_of(struct columns *c, const struct tb_tnode *x)
+static uint32_t frame_of(struct tb_columns *c, const struct tb_tnode *x)
 {
 	const struct tb_tree *t = c->t;
 	const struct tb_lval *hot = NULL;
@@ -177,7 +177,7 @@ static int thread_opcodes_listed(const struct tb_tree *t, const struct tb_tnode 
 	return 0;
 }
 
-static uint32_t add(struct columns *c, uint32_t node, uint32_t parent)
+static uint32_t add(struct tb_columns *c, uint32_t node, uint32_t parent)
 {
 	const struct tb_tnode *x = &c->t->n[node];
 	uint32_t w = c->nw++;
@@ -204,7 +204,7 @@ static uint32_t first_kept(const struct tb_tree *t, uint32_t n)
 /* The written nodes in version 1's order, without recursion: down to the
  * first kept child, else on to the next kept sibling of the nearest node
  * on the way back up that has one. */
-static void walk(struct columns *c)
+static void walk(struct tb_columns *c)
 {
 	const struct tb_tree *t = c->t;
 	uint32_t w = add(c, 0, 0), n;
@@ -250,7 +250,7 @@ static void put_i(FILE *f, int64_t v)
 	}
 }
 
-static void item(struct columns *c, int64_t v)
+static void item(struct tb_columns *c, int64_t v)
 {
 	if (!c->first)
 		putc_unlocked(',', c->f);
@@ -258,7 +258,7 @@ static void item(struct columns *c, int64_t v)
 	put_i(c->f, v);
 }
 
-static void item_u(struct columns *c, uint64_t v)
+static void item_u(struct tb_columns *c, uint64_t v)
 {
 	if (!c->first)
 		putc_unlocked(',', c->f);
@@ -266,7 +266,7 @@ static void item_u(struct columns *c, uint64_t v)
 	put_u(c->f, v);
 }
 
-static void list_start(struct columns *c, const char *key)
+static void list_start(struct tb_columns *c, const char *key)
 {
 	fprintf(c->f, ",\"%s\":[", key);
 	c->first = 1;
@@ -274,14 +274,14 @@ static void list_start(struct columns *c, const char *key)
 }
 
 /* A sparse column's entry for written node w: its step, then its count. */
-static void entry(struct columns *c, uint32_t w, uint64_t count)
+static void entry(struct tb_columns *c, uint32_t w, uint64_t count)
 {
 	item_u(c, w - c->prev);
 	item_u(c, count);
 	c->prev = w;
 }
 
-static void write_rows(struct columns *c, const char *key, const struct rows *r)
+static void write_rows(struct tb_columns *c, const char *key, const struct rows *r)
 {
 	list_start(c, key);
 	for (size_t i = 0; i < (size_t)r->n * r->width; i++)
@@ -289,7 +289,7 @@ static void write_rows(struct columns *c, const char *key, const struct rows *r)
 	putc_unlocked(']', c->f);
 }
 
-static void opcode_triple(struct columns *c, unsigned minor, unsigned op, uint64_t samples)
+static void opcode_triple(struct tb_columns *c, unsigned minor, unsigned op, uint64_t samples)
 {
 	item_u(c, opcode_string(c, minor, op, 0));
 	item_u(c, opcode_string(c, minor, op, 1));
@@ -297,7 +297,7 @@ static void opcode_triple(struct columns *c, unsigned minor, unsigned op, uint64
 }
 
 /* Written node w's part of a column. */
-static void cell(struct columns *c, enum column col, uint32_t w)
+static void cell(struct tb_columns *c, enum column col, uint32_t w)
 {
 	const struct tb_tree *t = c->t;
 	const struct tb_tnode *x = &t->n[c->node[w]];
@@ -395,7 +395,7 @@ static void cell(struct columns *c, enum column col, uint32_t w)
 	}
 }
 
-static void write_tables(struct columns *c)
+static void write_tables(struct tb_columns *c)
 {
 	const struct tb_profile *p = c->t->prof;
 
@@ -418,14 +418,16 @@ static void write_tables(struct columns *c)
 	putc_unlocked(']', c->f);
 }
 
-void tb_json_columns(FILE *f, const struct tb_tree *t)
+struct tb_columns *tb_columns_make(const struct tb_tree *t)
 {
 	static const char *const kinds[] = {
 		"root", "process", "frame", "kernel", "native", "task", "truncated", "partial",
 	};
 	static const int32_t no_location[4] = { -1, -1, -1, -1 };
-	struct columns c = {
-		.t = t, .f = f,
+	struct tb_columns *c = tb_calloc(1, sizeof(*c));
+
+	*c = (struct tb_columns){
+		.t = t,
 		.node = tb_calloc(t->nn, sizeof(uint32_t)),
 		.parent = tb_calloc(t->nn, sizeof(uint32_t)),
 		.frame = tb_calloc(t->nn, sizeof(uint32_t)),
@@ -435,34 +437,46 @@ void tb_json_columns(FILE *f, const struct tb_tree *t)
 		.opname = tb_calloc(256 * 256 * 2, sizeof(uint32_t)),
 		.funcs.width = 4, .locs.width = 4, .frames.width = 3,
 	};
-
-	tb_strtab_init(&c.strs);
+	tb_strtab_init(&c->strs);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		c.kinds[c.nkinds++] = kinds[i];
-	row(&c.locs, no_location);
+		c->kinds[c->nkinds++] = kinds[i];
+	row(&c->locs, no_location);
 	if (t->nn)
-		walk(&c);
-	write_tables(&c);
-	fprintf(f, ",\"nodes\":{\"count\":%u", c.nw);
+		walk(c);
+	return c;
+}
+
+void tb_columns_write(FILE *f, struct tb_columns *c)
+{
+	c->f = f;
+	write_tables(c);
+	fprintf(f, ",\"nodes\":{\"count\":%u", c->nw);
 	for (enum column col = C_PARENT; col <= C_INSTRUCTIONS; col++) {
-		list_start(&c, column_names[col]);
-		for (uint32_t w = 0; w < c.nw; w++)
-			cell(&c, col, w);
+		list_start(c, column_names[col]);
+		for (uint32_t w = 0; w < c->nw; w++)
+			cell(c, col, w);
 		putc_unlocked(']', f);
 	}
 	putc_unlocked('}', f);
-	tb_strtab_free(&c.strs);
-	free(c.funcs.v);
-	free(c.locs.v);
-	free(c.frames.v);
-	tb_hmap_free(&c.funcs.index);
-	tb_hmap_free(&c.locs.index);
-	tb_hmap_free(&c.frames.index);
-	free(c.node);
-	free(c.parent);
-	free(c.frame);
-	free(c.thread);
-	free(c.listed);
-	free(c.func_of);
-	free(c.opname);
+}
+
+void tb_columns_free(struct tb_columns *c)
+{
+	if (!c)
+		return;
+	tb_strtab_free(&c->strs);
+	free(c->funcs.v);
+	free(c->locs.v);
+	free(c->frames.v);
+	tb_hmap_free(&c->funcs.index);
+	tb_hmap_free(&c->locs.index);
+	tb_hmap_free(&c->frames.index);
+	free(c->node);
+	free(c->parent);
+	free(c->frame);
+	free(c->thread);
+	free(c->listed);
+	free(c->func_of);
+	free(c->opname);
+	free(c);
 }

@@ -334,7 +334,9 @@ void tb_json_tasks(FILE *f, const struct tb_profile *p)
 	free(t);
 }
 
-static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t, FILE *f)
+/* cols: version 2's tables of t, made here when NULL (kept for the next output). */
+static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t,
+			    struct tb_columns **cols, FILE *f)
 {
 	unsigned version = p->json_version == 1 ? 1 : 2;
 
@@ -351,16 +353,20 @@ static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t,
 		fputs(",\"tree\":", f);
 		tb_json_node(f, t, 0, NULL);
 	} else {
-		tb_json_columns(f, t);
+		if (!*cols)
+			*cols = tb_columns_make(t);
+		tb_columns_write(f, *cols);
 	}
 	fputs("}\n", f);
 }
 
-/* The tree of the run's profile between tb_outputs_begin and _end. */
+/* The tree of the run's profile between tb_outputs_begin and _end, and
+ * its version-2 tables once an output needed them (the page and the file). */
 static struct {
 	const struct tb_profile *p;
 	int built;
 	struct tb_tree t;
+	struct tb_columns *cols;
 } run_tree;
 
 void tb_outputs_begin(const struct tb_profile *p)
@@ -371,6 +377,8 @@ void tb_outputs_begin(const struct tb_profile *p)
 
 void tb_outputs_end(void)
 {
+	tb_columns_free(run_tree.cols);
+	run_tree.cols = NULL;
 	if (run_tree.built)
 		tb_tree_free(&run_tree.t);
 	run_tree.p = NULL;
@@ -380,9 +388,11 @@ void tb_outputs_end(void)
 int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 {
 	struct tb_tree own, *tp = &own;
+	struct tb_columns *own_cols = NULL, **cols = &own_cols;
 
 	if (p == run_tree.p) {
 		tp = &run_tree.t;
+		cols = &run_tree.cols;
 		if (!run_tree.built) {
 			tb_tree_build(tp, p, p->by_line);
 			tb_tree_prune(tp, p->min_fraction);
@@ -392,7 +402,8 @@ int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 		tb_tree_build(tp, p, p->by_line);
 		tb_tree_prune(tp, p->min_fraction);
 	}
-	write_tree_json(p, tp, f);
+	write_tree_json(p, tp, cols, f);
+	tb_columns_free(own_cols);
 	if (tp == &own)
 		tb_tree_free(tp);
 	return ferror(f) ? -1 : 0;

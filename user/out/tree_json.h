@@ -35,8 +35,13 @@ int32_t tb_json_lineno(const struct tb_tree *t, const struct tb_tnode *x);
 const struct tb_lval *tb_json_hottest_line(const struct tb_tree *t, const struct tb_tnode *x);
 unsigned tb_json_opcode_sums(const struct tb_tree *t, const struct tb_tnode *x, uint8_t op[256],
 			     uint64_t samples[256]);
-/* Version 2's tables and columns in place of version 1's "tree":
- * ",\"strings\":[...],...,\"nodes\":{...}" (tree_columns.c). */
-void tb_json_columns(FILE *f, const struct tb_tree *t);
+/* Version 2's tables and columns in place of version 1's "tree"
+ * (tree_columns.c): the tables and the nodes' order, made once per tree (the
+ * tree must outlive them), then written as ",\"strings\":[...],...,
+ * \"nodes\":{...}" for each output. */
+struct tb_columns;
+struct tb_columns *tb_columns_make(const struct tb_tree *t);
+void tb_columns_write(FILE *f, struct tb_columns *c);
+void tb_columns_free(struct tb_columns *c);
 
 #endif
