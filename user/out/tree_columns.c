@@ -3,7 +3,7 @@
  * over the written nodes (the unpruned ones, root first, depth first, in the
  * order version 1 writes them), kept for every output of the run; then, per
  * output, each column of the nodes written in a pass of its own, straight to
- * the file: 17 bytes a node and the tables are all it holds. */
+ * the file: 20 bytes a node and the tables are all it holds. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +23,20 @@ struct rows {
 	struct tb_hmap index;
 };
 
+/* A written node: what its columns need besides the tree node itself. */
+struct written {
+	uint32_t node;          /* the tree node */
+	uint32_t parent;        /* its parent's written index */
+	uint32_t frame;         /* its row of frames */
+	int32_t thread;         /* its only thread, or NO_THREAD */
+	uint8_t listed;         /* the sparse columns it is in (bit col - C_SPARSE) */
+};
+
 struct tb_columns {
 	const struct tb_tree *t;
 	FILE *f;
 	uint32_t nw;            /* nodes written */
-	uint32_t *node;         /* written index -> tree node */
-	uint32_t *parent;       /* written index -> its parent's written index */
-	uint32_t *frame;        /* written index -> row of frames */
-	int32_t *thread;        /* written index -> its only thread, or NO_THREAD */
-	uint8_t *listed;        /* written index -> the sparse columns it is in (bit col - C_SPARSE) */
+	struct written *w;      /* by written index */
 	uint32_t *func_of;      /* tree function -> row of functions + 1 (0: not yet) */
 	uint32_t *opname;       /* (minor, opcode, base?) -> string + 1 (0: not yet) */
 	struct tb_strtab strs;
@@ -53,6 +58,12 @@ static uint32_t row(struct rows *r, const int32_t *key)
 		r->n++;
 	}
 	return i;
+}
+
+static void rows_free(struct rows *r)
+{
+	free(r->v);
+	tb_hmap_free(&r->index);
 }
 
 static uint32_t kind(struct tb_columns *c, const char *name)
@@ -182,11 +193,11 @@ static uint32_t add(struct tb_columns *c, uint32_t node, uint32_t parent)
 	const struct tb_tnode *x = &c->t->n[node];
 	uint32_t w = c->nw++;
 
-	c->node[w] = node;
-	c->parent[w] = parent;
-	c->frame[w] = frame_of(c, x);
-	c->thread[w] = (int32_t)only_thread(c->t, x);
-	c->listed[w] = (uint8_t)((c->thread[w] == NO_THREAD) << (C_THREAD_VALUES - C_SPARSE) |
+	c->w[w].node = node;
+	c->w[w].parent = parent;
+	c->w[w].frame = frame_of(c, x);
+	c->w[w].thread = (int32_t)only_thread(c->t, x);
+	c->w[w].listed = (uint8_t)((c->w[w].thread == NO_THREAD) << (C_THREAD_VALUES - C_SPARSE) |
 				 lines_listed(c->t, x) << (C_LINES - C_SPARSE) |
 				 !!x->ov.n << (C_OPCODES - C_SPARSE) |
 				 thread_opcodes_listed(c->t, x) << (C_THREAD_OPCODES - C_SPARSE) |
@@ -210,7 +221,7 @@ static void walk(struct tb_columns *c)
 	uint32_t w = add(c, 0, 0), n;
 
 	for (;;) {
-		n = first_kept(t, t->n[c->node[w]].first_child);
+		n = first_kept(t, t->n[c->w[w].node].first_child);
 		if (n != TB_NO_NODE) {
 			w = add(c, n, w);
 			continue;
@@ -218,12 +229,12 @@ static void walk(struct tb_columns *c)
 		for (;;) {
 			if (!w)
 				return;
-			n = first_kept(t, t->n[c->node[w]].next_sibling);
+			n = first_kept(t, t->n[c->w[w].node].next_sibling);
 			if (n != TB_NO_NODE) {
-				w = add(c, n, c->parent[w]);
+				w = add(c, n, c->w[w].parent);
 				break;
 			}
-			w = c->parent[w];
+			w = c->w[w].parent;
 		}
 	}
 }
@@ -300,7 +311,7 @@ static void opcode_triple(struct tb_columns *c, unsigned minor, unsigned op, uin
 static void cell(struct tb_columns *c, enum column col, uint32_t w)
 {
 	const struct tb_tree *t = c->t;
-	const struct tb_tnode *x = &t->n[c->node[w]];
+	const struct tb_tnode *x = &t->n[c->w[w].node];
 	const struct tb_lval *lv;
 	const struct tb_oval *ov;
 	const struct tb_ival *iv;
@@ -308,14 +319,14 @@ static void cell(struct tb_columns *c, enum column col, uint32_t w)
 	uint64_t sum[256];
 	unsigned n;
 
-	if (col >= C_SPARSE && !(c->listed[w] >> (col - C_SPARSE) & 1))
+	if (col >= C_SPARSE && !(c->w[w].listed >> (col - C_SPARSE) & 1))
 		return; /* (without reading the node: most are in none) */
 	switch (col) {
 	case C_PARENT:
-		item_u(c, w - c->parent[w]);
+		item_u(c, w - c->w[w].parent);
 		break;
 	case C_FRAME:
-		item_u(c, c->frame[w]);
+		item_u(c, c->w[w].frame);
 		break;
 	case C_VALUE:
 		item_u(c, x->total);
@@ -324,7 +335,7 @@ static void cell(struct tb_columns *c, enum column col, uint32_t w)
 		item_u(c, x->self);
 		break;
 	case C_THREAD:
-		item(c, c->thread[w]);
+		item(c, c->w[w].thread);
 		break;
 	case C_THREAD_VALUES:
 		entry(c, w, tb_tnode_nthreads(x));
@@ -428,11 +439,7 @@ struct tb_columns *tb_columns_make(const struct tb_tree *t)
 
 	*c = (struct tb_columns){
 		.t = t,
-		.node = tb_calloc(t->nn, sizeof(uint32_t)),
-		.parent = tb_calloc(t->nn, sizeof(uint32_t)),
-		.frame = tb_calloc(t->nn, sizeof(uint32_t)),
-		.thread = tb_calloc(t->nn, sizeof(int32_t)),
-		.listed = tb_calloc(t->nn, 1),
+		.w = tb_calloc(t->nn, sizeof(struct written)),
 		.func_of = tb_calloc(t->funcs.n, sizeof(uint32_t)),
 		.opname = tb_calloc(256 * 256 * 2, sizeof(uint32_t)),
 		.funcs.width = 4, .locs.width = 4, .frames.width = 3,
@@ -465,17 +472,10 @@ void tb_columns_free(struct tb_columns *c)
 	if (!c)
 		return;
 	tb_strtab_free(&c->strs);
-	free(c->funcs.v);
-	free(c->locs.v);
-	free(c->frames.v);
-	tb_hmap_free(&c->funcs.index);
-	tb_hmap_free(&c->locs.index);
-	tb_hmap_free(&c->frames.index);
-	free(c->node);
-	free(c->parent);
-	free(c->frame);
-	free(c->thread);
-	free(c->listed);
+	rows_free(&c->funcs);
+	rows_free(&c->locs);
+	rows_free(&c->frames);
+	free(c->w);
 	free(c->func_of);
 	free(c->opname);
 	free(c);
