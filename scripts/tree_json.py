@@ -10,6 +10,7 @@ tree JSON, or not a consistent one, raises TreeJsonError with one sentence.
 
 Used by the tests for every tree JSON they read."""
 import json
+import os
 import sys
 
 FORMAT = "tachyon-bpf-tree"
@@ -263,10 +264,14 @@ def main(argv):
         return 1
     try:
         json.dump(doc, sys.stdout, separators=(",", ":"), ensure_ascii=False)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
     except RecursionError:
         sys.stderr.write("tree_json.py: %s: nested too deeply to print as version 1\n" % argv[2])
         return 1
-    sys.stdout.write("\n")
+    except BrokenPipeError:  # the reader left (| head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 
