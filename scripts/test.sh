@@ -89,6 +89,8 @@ counted() { # name command...
 
 # every output format of fixed captures, byte for byte (SHA-256s)
 counted golden python3 tests/golden/check.py
+# the tree JSON's version 2 reads back as its version 1; hostile version-2 files refused
+counted json-versions python3 tests/golden/roundtrip.py
 
 # browser: Debian's chromium on every page kind (tests/browser/run.sh makes its own captures)
 for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks; do

@@ -34,6 +34,8 @@ VARIANTS = [
     ("default", [], None),
     ("by-line", ["--by-line", "--min-fraction", "0"], [".json", ".speedscope.json", ".txt"]),
     ("sorted", ["--sort", "total", "--limit", "3"], [".txt"]),
+    # the tree JSON's version 1 (the default is version 2: docs/profile-json.md), file and page
+    ("json-v1", ["--json-version", "1"], [".json", ".html"]),
 ]
 # and for captures with a timeline (version 3, timeline-*.tbp): a time slice in every format
 SLICE_VARIANTS = [("slice", ["--from", "0.5", "--to", "1.5"], None)]

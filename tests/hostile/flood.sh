@@ -56,7 +56,7 @@ if [ "$ok" = 1 ]; then
 	"$BIN" render "$tmp/flood.tbp" -o "$tmp/flood.folded" -q   # every name, untimed
 	lines=$(wc -l <"$tmp/flood.folded")
 	names=$(sed 's/.*;//; s/ (.*//' "$tmp/flood.folded" | sort -u | wc -l)
-	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/flood.json" 2>/dev/null && json=1 || json=0
+	python3 scripts/tree_json.py --v1 "$tmp/flood.json" >/dev/null 2>&1 && json=1 || json=0
 	[ "$lines" = 200000 ] && [ "$names" = 200000 ] && [ "$json" = 1 ] && good=1 || good=0
 	result flood "$good" "200,000 colliding names in ${cpu} s CPU: $lines stacks, $names names, json $json"
 else

@@ -145,7 +145,7 @@ def test_planted_temp_symlink():
     assert open(victim).read() == "precious\n", "the victim file was overwritten"
     assert proc.returncode == 0, err
     assert os.path.isfile(final) and not os.path.islink(final)
-    json.load(open(final))
+    tb.tree_json.load(final)
     return "victim untouched, output written"
 
 
@@ -346,7 +346,7 @@ def test_shared_linetable_memory():
     out = os.path.join(TMP, "shared.json")
     rc, rss, _, err = agent_max_rss_mb(["-q", "-r", "999", "-o", out, "--", PY, "-c", SHARED_TABLE, "1800"])
     assert rc == 0, err
-    data = json.load(open(out))
+    data = tb.tree_json.load(out)
     funcs = data["meta"]["functions"]
     assert funcs >= 300, "only %d functions sampled" % funcs
     assert rss < 200, "agent peak RSS %.0f MiB for %d functions sharing one 1 MiB line table" % (rss, funcs)
@@ -383,7 +383,7 @@ def test_distinct_linetables_budget():
         proc.kill()
         proc.wait()
     assert rc == 0, err
-    data = json.load(open(out))
+    data = tb.tree_json.load(out)
     funcs, dropped = data["meta"]["functions"], data["meta"].get("line_tables_dropped", 0)
     assert funcs >= 60, "only %d functions sampled" % funcs
     assert rss < 45, "agent peak RSS %.0f MiB for %d functions with 1 MiB line tables each" % (rss, funcs)
@@ -522,7 +522,7 @@ def signal_ends_capture(sig):
     errf.seek(0)
     assert proc.returncode == 0, "exit %d after %s: %s" % (proc.returncode, signal.Signals(sig).name,
                                                           errf.read()[-200:])
-    data = json.load(open(out))
+    data = tb.tree_json.load(out)
     assert data["meta"]["samples"] > 0
     return "outputs written (%d samples)" % data["meta"]["samples"]
 
@@ -551,7 +551,7 @@ def test_closed_stderr():
     finally:
         proc.kill()
     assert proc.returncode == 0, "exit %d after the reader of stderr left" % proc.returncode
-    data = json.load(open(out))
+    data = tb.tree_json.load(out)
     assert data["meta"]["samples"] > 0 and first.startswith(b"tachyon-bpf: sampling")
     return "ended at the next progress line, outputs written (%d samples)" % data["meta"]["samples"]
 

@@ -6,7 +6,6 @@ thread: at least 90% of each coroutine's samples are under its own task's frame 
 the awaiting task's frame right below; hostile task names come out literally (JSON);
 on 3.13 one line says task attribution needs 3.14+ and the profile has no task frames.
 Run: python3 tests/integration/async_aware.py [-k NAME]"""
-import json
 import os
 import sys
 import tempfile
@@ -19,8 +18,9 @@ TMP = tempfile.mkdtemp(prefix="tb-async-")
 SECONDS = "4"
 
 
-def record(py, args, out):
-    r = tb.run(["--async-aware", "-q", "-r", "299", "-d", "8", "-o", out, "--", py,
+def record(py, args, out, *more):
+    outs = [a for o in (out,) + more for a in ("-o", o)]
+    r = tb.run(["--async-aware", "-q", "-r", "299", "-d", "8"] + outs + ["--", py,
                 tb.workload("async_tasks.py"), SECONDS] + args, timeout=60)
     if r.returncode:
         raise AssertionError("exit %d: %s" % (r.returncode, r.stderr.strip()[-400:]))
@@ -69,9 +69,10 @@ def names_in(node, acc):
 
 def test_hostile(minor):
     out = os.path.join(TMP, "h%d.json" % minor)
-    record(SID % minor, ["hostile"], out)
-    with open(out, encoding="utf-8") as f:
-        data = json.load(f)
+    cap = os.path.join(TMP, "h%d.tbp" % minor)
+    record(SID % minor, ["hostile"], out, cap)
+    tb.same_versions(cap)  # task frames and tasks, as version 2
+    data = tb.tree_json.load(out)
     names = names_in(data["tree"], set())
     want = {"<task alpha;<b>\"x\"</b>\n>", "<task beta \\u2028 ] {>", "<task parent>"}
     if not want <= names:

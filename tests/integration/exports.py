@@ -88,6 +88,11 @@ def load(name):
         return json.load(f)
 
 
+def load_tree(name):
+    """A tree JSON as version 1 (scripts/tree_json.py)."""
+    return tb.tree_json.load(path(name))
+
+
 def folded_threads(fold):
     """{tid: samples} from the thread frames of a folded file."""
     out = collections.Counter()
@@ -135,7 +140,7 @@ def capture_threads(capture):
         need(sorted(workers.values()) == ["alpha", "beta", "gamma"], "workload printed %r" % r.stdout)
         STATE["workers"] = workers
         how = "captured threads.py, workers %s" % sorted(workers.values())
-    STATE["tree"] = load("x.json")
+    STATE["tree"] = load_tree("x.json")
     if not capture:  # (a given capture may be empty)
         for e in exts:
             need(os.path.getsize(path("x" + e)) > 0, "x%s is empty" % e)
@@ -147,7 +152,7 @@ def capture_wall():
     r = tb.run(["-q", "-r", str(RATE), "--mode", "wall", "-o", path("w.gecko.json"),
                 "-o", path("w.json"), "--", PYTHON, tb.workload("sleeper.py"), "1.5"])
     need(r.returncode == 0, "rc %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
-    STATE["wall_tree"] = load("w.json")
+    STATE["wall_tree"] = load_tree("w.json")
     return "%d Python samples, %d off-CPU" % (STATE["wall_tree"]["meta"]["python_samples"],
                                                STATE["wall_tree"]["meta"]["off_cpu_samples"])
 
@@ -156,7 +161,7 @@ def capture_wall():
 
 def test_speedscope():
     doc = json.load(open(path("x.speedscope.json"), encoding="utf-8"))
-    meta = json.load(open(path("x.json"), encoding="utf-8"))["meta"]
+    meta = load_tree("x.json")["meta"]
     fold = tb.Folded(path("x.folded"))
     assert doc.get("$schema") == SCHEMA, "bad $schema"
     assert isinstance(doc.get("shared"), dict) and isinstance(doc["shared"].get("frames"), list)
@@ -283,7 +288,7 @@ def test_pprof():
                        input=raw, capture_output=True, timeout=60)
     assert r.returncode == 0, "protoc: %s" % r.stderr.decode(errors="replace").strip()
     prof = parse_text(r.stdout.decode("utf-8", errors="replace"))
-    meta = json.load(open(path("x.json"), encoding="utf-8"))["meta"]
+    meta = load_tree("x.json")["meta"]
     fold = tb.Folded(path("x.folded"))
     strs = prof["string_table"]
     assert strs and strs[0] == "", "string_table[0] is not empty"
@@ -779,6 +784,11 @@ def test_render_recapture():
     assert open(out, "rb").read() == open(path("x.tbp"), "rb").read(), "capture of the capture differs"
 
 
+def test_json_versions():
+    return "; ".join(tb.same_versions(path("x.tbp"), extra)
+                     for extra in ([], ["--by-line", "--min-fraction", "0"]))
+
+
 def test_render_refuses_damage():
     data = open(path("x.tbp"), "rb").read()
     cases = {"truncated": data[: len(data) // 2], "bad-magic": b"XX" + data[2:],
@@ -844,6 +854,7 @@ def main():
             check("txt: table", check_txt)
         check("render: every format as written", test_render_same, capture)
         check("render: .tbp -> .tbp", test_render_recapture)
+        check("render: tree JSON version 2 = version 1", test_json_versions)
         if not capture:  # (needs more than 5 functions)
             check("render: .txt --sort/--limit", check_render)
         check("render: refuses damage", test_render_refuses_damage)

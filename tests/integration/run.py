@@ -140,8 +140,7 @@ def capture_json(py, script, args, extra, name):
     fold = os.path.join(TMP, name + ".folded")
     r = tb.run(["-q", "-o", out, "-o", fold] + list(extra) + ["--"] + py + [tb.workload(script)] + args)
     assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr.strip())
-    with open(out) as f:
-        return json.load(f), tb.Folded(fold)
+    return tb.tree_json.load(out), tb.Folded(fold)
 
 
 def named_threads(data, fold, names):
@@ -208,8 +207,7 @@ def gil_mode_without_gil(py, tag):
     assert r.returncode == 0, r.stderr
     note = [l for l in r.stderr.splitlines() if "--mode gil: pid" in l]
     assert len(note) == 1 and re.search(r"--mode gil: pid \d+ \(3\.\d+\.\d+t\) has no GIL: ", note[0]), r.stderr
-    with open(out) as f:
-        data = json.load(f)
+    data = tb.tree_json.load(out)
     fold = tb.Folded(fold_out)
     th = named_threads(data, fold, ["contend_a", "contend_b"])
     assert len(th) == 2, "threads: %s" % th
@@ -348,7 +346,7 @@ def test_kernel_render():
     assert r.returncode == 0, r.stderr
     assert open(folded).read() == open(again).read(), "the rendered .folded differs from the capture's"
     assert "  kernel: " in r.stderr, "no kernel line in the summary"
-    data = json.load(open(rjs))
+    data = tb.tree_json.load(rjs)
     kinds = set()
 
     def walk(n):
@@ -358,7 +356,9 @@ def test_kernel_render():
     walk(data["tree"])
     assert "kernel" in kinds and data["meta"]["kernel_stacks"]["enabled"], "kinds %s" % kinds
     assert "[kernel]" in open(rtxt).read()
-    return "version 3; .folded identical after render; kinds %s" % sorted(k for k in kinds if k)
+    tb.same_versions(tbp)
+    tb.same_versions(tbp, ["--by-line", "--min-fraction", "0"])
+    return "version 3; .folded identical after render; kinds %s; tree JSON v2 = v1" % sorted(k for k in kinds if k)
 
 
 def test_gc_exception(py, tag):
@@ -525,8 +525,7 @@ def start_capture(args, name):
 def finish_capture(proc, out):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    with open(out) as f:
-        return json.load(f)
+    return tb.tree_json.load(out)
 
 
 def functions_by_pid(data):
@@ -590,8 +589,7 @@ def test_versions_at_once(pys):
         out = os.path.join(TMP, "versions.json")
         r = tb.run(["-q", "--all-python", "-d", "2", "-r", "499", "-o", out])
         assert r.returncode == 0, r.stderr
-        with open(out) as f:
-            data = json.load(f)
+        data = tb.tree_json.load(out)
     finally:
         for _, _, p in procs:
             p.kill()
@@ -663,8 +661,7 @@ def test_fake_tlbc(pys):
         r = tb.run(["-q", "-r", "499", "-o", out, "-o", fold_out, "--", exe, "1.5", str(spec), str(base)])
         assert r.returncode == 0, r.stderr
         worker = r.stdout.split()[1]
-        with open(out) as f:
-            data = json.load(f)
+        data = tb.tree_json.load(out)
         (proc,) = data["meta"]["processes"]
         assert proc["python"].startswith(minor + ".") and proc["python"].endswith("t") and not proc["gil"], proc
         assert data["meta"]["unresolved_frames"] == 0, data["meta"]
@@ -701,8 +698,7 @@ def test_subprocesses():
         out = os.path.join(TMP, "sub%d.json" % len(flag))
         r = tb.run(["-q", "-r", "499", "-o", out] + flag + ["--", sys.executable, "-c", parent])
         assert r.returncode == 0, r.stderr
-        with open(out) as f:
-            data = json.load(f)
+        data = tb.tree_json.load(out)
         res[bool(flag)] = sum(1 for pid, names in functions_by_pid(data).items() if "spin" in names)
     assert res[True] == 2 and res[False] == 0, "children with spin: %s" % res
     return "2 children followed with --subprocesses, 0 without"
@@ -782,8 +778,7 @@ def test_interval():
     assert len(files) == 4 and all(f.startswith("p-") and f.endswith(".json") for f in files), files
     durations = []
     for f in files:
-        with open(os.path.join(d, f)) as fh:
-            meta = json.load(fh)["meta"]
+        meta = tb.tree_json.load(os.path.join(d, f))["meta"]
         assert meta["samples"] > 0, "%s has no samples" % f
         durations.append(meta["duration_s"])
     full = sorted(durations)[1:]  # the last, partial interval is the shortest
@@ -839,8 +834,7 @@ def test_container_isolation(pys):
             out = os.path.join(TMP, "cg.json")
             r = tb.run(["-q", "--all-python", "-d", "1.5", "-r", "499", "-o", out] + sel)
             assert r.returncode == 0, r.stderr
-            with open(out) as f:
-                data = json.load(f)
+            data = tb.tree_json.load(out)
             procs = data["meta"]["processes"]
             pids = {p["pid"] for p in procs if p["samples"] > 0}
             assert outside.pid not in pids, "process outside the cgroup was profiled"

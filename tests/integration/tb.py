@@ -9,6 +9,10 @@ import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import tree_json  # noqa: E402  the tree JSON reader (both versions): tb.tree_json.load(path)
+sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
+import roundtrip  # noqa: E402
 BIN = os.path.join(ROOT, "tachyon-bpf")
 WORKLOADS = os.path.join(ROOT, "tests", "workloads")
 # the supported versions, from the agent's own table (user/cpython/versions.h)
@@ -105,3 +109,11 @@ def check(name, fn, *args):
         print("FAIL %-45s %s" % (name, e), flush=True)
         if os.environ.get("TB_VERBOSE"):
             traceback.print_exc()
+
+
+def same_versions(tbp, extra=()):
+    """The tree JSON of a capture as version 2 reads back as its version 1 (file and page):
+    tests/golden/roundtrip.py.  Returns what was compared."""
+    why, detail = roundtrip.compare(BIN, tbp, extra)
+    assert not why, "%s %s: version 2 is not version 1: %s" % (os.path.basename(tbp), " ".join(extra), why)
+    return detail

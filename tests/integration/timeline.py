@@ -86,7 +86,7 @@ def tree_counts(root):
 
 
 def from_tree_json(p):
-    return tree_counts(json.load(open(p))["tree"])
+    return tree_counts(tb.tree_json.load(p)["tree"])
 
 
 def page_data(p):
@@ -96,7 +96,7 @@ def page_data(p):
 
 
 def from_html(p):
-    return tree_counts(page_data(p)["tree"])
+    return tree_counts(tb.tree_json.convert(page_data(p))["tree"])
 
 
 def from_speedscope(p):
@@ -266,17 +266,23 @@ def test_phase_local(which):
 
 
 def test_phase_seconds(which):
-    tree = json.load(open(path("phase_one.json")))  # a slice: its own timeline
+    tree = tb.tree_json.load(path("phase_one.json"))  # a slice: its own timeline
     whole = path("whole.json")
     r = tb.run(["render", "-q", STATE["cap"], "-o", whole])
     assert r.returncode == 0, r.stderr
-    tl = json.load(open(whole)).get("timeline")
+    tl = tb.tree_json.load(whole).get("timeline")
     assert tl and tree.get("timeline"), "no timeline in the tree JSON"
     start = tl["start_unix_ms"] / 1000.0
     b = STATE["bounds"]
     # the first phase may begin a little before the first sample (the start): not before 0
     f, t = max(0.0, b[which] - start), b[which + 1] - start
     return check_phase(which, ["--from", "%.3f" % f, "--to", "%.3f" % t])
+
+
+def test_json_versions():
+    b = STATE["bounds"]
+    return "; ".join(tb.same_versions(STATE["cap"], extra)
+                     for extra in ([], ["--from", local(b[1]), "--to", local(b[2])]))
 
 
 def test_diff_slices():
@@ -372,6 +378,7 @@ def main():
     for which in (0, 1):
         check("slice %s (seconds)" % PHASES[which], test_phase_seconds, which)
     check("diff of two slices", test_diff_slices)
+    check("tree JSON version 2 = version 1 (whole, slice)", test_json_versions)
     check("time order (speedscope, gecko)", test_time_order)
     check("refusals", test_refusals)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))

@@ -202,6 +202,19 @@ def check_both(argv):
     return "Python, native, kernel frames in order in %.1f%% of %d" % (share, total)
 
 
+def check_versions(argv):
+    """A --native --kernel capture's tree JSON as version 2 reads back as its version 1."""
+    d = tempfile.mkdtemp(prefix="tb-native-")
+    try:
+        cap = os.path.join(d, "both.tbp")
+        r = tb.run(["-q", "-r", RATE, "--native", "--kernel", "-o", cap, "--"] + argv +
+                   [WORKLOAD, "zero", str(SECONDS)], timeout=120)
+        assert r.returncode == 0, "agent exit %d: %s" % (r.returncode, r.stderr.strip()[-400:])
+        return tb.same_versions(cap) + "; by line: " + tb.same_versions(cap, ["--by-line", "--min-fraction", "0"])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def check_depth(argv):
     stacks, err = capture(argv, ("--native-depth", "16"), mode="deep")
     total = marked = 0
@@ -328,6 +341,7 @@ def main():
         check("shared", check_shared, by_minor.get("3.13", first))
         check("off", check_off, first)
         check("unmerged", check_unmerged)
+        check("tree JSON versions", check_versions, by_minor.get("3.12", first))
     for mode in ("rbploop", "mappings", "truncated", "deleted"):
         check("hostile %s" % mode, check_hostile, by_minor.get("3.11", first), mode)
     shutil.rmtree(chain_dir, ignore_errors=True)

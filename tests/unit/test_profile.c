@@ -129,6 +129,7 @@ static void test_tree_thread_values(void **state)
 	setup_profile(&p);
 	add(&p, 1, 2, s, 2);
 	add(&p, 2, 2, s, 3);
+	p.json_version = 1;
 	json = render(tb_write_tree_json, &p);
 	assert_non_null(strstr(json, "\"name\":\"all\",\"kind\":\"root\",\"value\":5,\"self\":0,"
 				     "\"thread_values\":{\"1\":[2,0],\"2\":[3,0]}"));
@@ -136,6 +137,12 @@ static void test_tree_thread_values(void **state)
 				     "\"lineno\":20,\"location\":[20,20,-1,-1],\"lines\":[[20,5,5]],"
 				     "\"value\":5,\"self\":5,\"thread_values\":{\"1\":[2,2],\"2\":[3,3]}"));
 	assert_non_null(strstr(json, "\"threads\":{\"1\":{\"pid\":4242"));
+	free(json);
+	p.json_version = 0; /* the default: version 2, the same values in columns */
+	json = render(tb_write_tree_json, &p);
+	assert_non_null(strstr(json, "\"threads_order\":[\"1\",\"2\"]"));
+	assert_non_null(strstr(json, "\"value\":[5,5,5,5],\"self\":[0,0,0,5],\"thread\":[-1,-1,-1,-1],"
+				     "\"thread_values\":[0,2,0,2,0,1,3,0,1,2,0,2,0,1,3,0,"));
 	free(json);
 	tb_profile_free(&p);
 }
@@ -193,6 +200,7 @@ static void test_tree_by_line_and_markers(void **state)
 	r.f[0].offset = -2;
 	assert_int_equal(tb_profile_add_record(&p, &r, sizeof(r.h) + sizeof(r.f[0])), 0);
 	p.by_line = 1;
+	p.json_version = 1;
 	json = render(tb_write_tree_json, &p);
 	assert_non_null(strstr(json, "\"name\":\"<truncated>\",\"kind\":\"truncated\",\"value\":1"));
 	assert_non_null(strstr(json, "\"by_line\":true"));

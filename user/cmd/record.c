@@ -25,7 +25,7 @@ struct record_opts {
 	struct tb_session_opts ses;
 	double interval;
 	int quiet, by_line, sort_key;
-	unsigned limit, summary_rows;
+	unsigned limit, summary_rows, json_version;
 	double min_fraction;
 	const char *outputs[MAX_OUTPUTS];
 	int noutputs;
@@ -58,6 +58,8 @@ void tb_record_usage(FILE *f)
 		"      --sort own|total|name  order of the .txt table (default own)\n"
 		"      --limit N            rows of the .txt table (default 0: all)\n"
 		"      --summary-rows N     functions listed in the summary (default 10)\n"
+		"      --json-version 1|2   the tree JSON's version (.json, inside .html;\n"
+		"                           default 2)\n"
 		"  -q, --quiet              no progress or summary on stderr\n"
 		"Benchmarks:\n");
 	tb_session_usage(f, TB_FOR_RECORD, TB_SECT_BENCH);
@@ -73,7 +75,8 @@ static int bad_usage(const char *msg)
 /* 0 ok, 1 help printed, 2 bad usage (reported). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum { O_INTERVAL = TB_SESSION_OPT_END, O_BYLINE, O_MINFRAC, O_SORT, O_LIMIT, O_ROWS, O_LIVE };
+	enum { O_INTERVAL = TB_SESSION_OPT_END, O_BYLINE, O_MINFRAC, O_SORT, O_LIMIT, O_ROWS, O_LIVE,
+	       O_JSONV };
 	static const struct option own[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "interval", required_argument, 0, O_INTERVAL },
@@ -83,6 +86,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "limit", required_argument, 0, O_LIMIT },
 		{ "summary-rows", required_argument, 0, O_ROWS },
 		{ "top", required_argument, 0, O_ROWS }, /* its old name, kept for scripts */
+		{ "json-version", required_argument, 0, O_JSONV },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ "live", no_argument, 0, O_LIVE }, /* the alias of top, not an option */
@@ -136,6 +140,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case O_ROWS:
 			if (tb_parse_uint(optarg, 0, 1000, &o->summary_rows))
 				return bad_usage("--summary-rows takes a number from 0 to 1000");
+			break;
+		case O_JSONV:
+			if (tb_parse_uint(optarg, 1, 2, &o->json_version))
+				return bad_usage("--json-version takes 1 or 2");
 			break;
 		case O_LIVE:
 			return bad_usage("--live comes first: tachyon-bpf --live [top options] (= tachyon-bpf top ...)");
@@ -227,6 +235,7 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 	fresh.min_fraction = p->min_fraction;
 	fresh.sort_key = p->sort_key;
 	fresh.limit = p->limit;
+	fresh.json_version = p->json_version;
 	fresh.mode = p->mode;
 	fresh.no_gc = p->no_gc;
 	fresh.kernel = p->kernel;
@@ -318,6 +327,7 @@ int tb_cmd_record(int argc, char **argv)
 	s->prof.min_fraction = o->min_fraction;
 	s->prof.sort_key = o->sort_key;
 	s->prof.limit = o->limit;
+	s->prof.json_version = o->json_version;
 	for (int i = 0; i < o->noutputs; i++)
 		if (tb_output_needs_sources(o->outputs[i]))
 			s->prof.sources = &sources;

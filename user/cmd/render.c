@@ -1,12 +1,13 @@
 /* render.c: `tachyon-bpf render CAPTURE -o OUT [-o OUT...] [--by-line]
  * [--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T]
- * [-q]`: writes any output from a capture file (.tbp) without sampling (and
+ * [--json-version 1|2] [-q]`: writes any output from a capture file (.tbp) without sampling (and
  * without root), of the whole capture or of a time slice (model/slice.c);
  * `render --list-formats`: the extensions it writes, one a line. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "lib/cli.h"
 #include "out/tbp.h"
 #include "cmd/commands.h"
 #include "out/format.h"
@@ -17,12 +18,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tachyon-bpf render CAPTURE.tbp -o OUT [-o OUT...] [--by-line] "
-		   "[--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T] [-q]\n"
+		   "[--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T]\n"
+		   "       [--json-version 1|2] [-q]\n"
 		   "       tachyon-bpf render --list-formats\n"
 		   "Writes outputs from a capture, format by extension:\n");
 	tb_formats_help(f, TB_USE_PROFILE, "  ");
 	fprintf(f, "  --from T, --to T   only that time slice: seconds since the capture's start (12.5)\n"
 		   "                     or a local time (10:03, 10:03:30, 2026-12-01 10:03)\n");
+	fprintf(f, "  --json-version 1|2 the tree JSON's version (.json, inside .html; default 2)\n");
 	fprintf(f, "  --list-formats     print the extensions, one a line\n");
 }
 
@@ -35,7 +38,8 @@ static int bad_usage(const char *msg)
 
 int tb_cmd_render(int argc, char **argv)
 {
-	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT, OPT_LIST, OPT_FROM, OPT_TO };
+	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT, OPT_LIST, OPT_FROM, OPT_TO,
+	       OPT_JSONV };
 	static const struct option longs[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "by-line", no_argument, 0, OPT_BYLINE },
@@ -45,6 +49,7 @@ int tb_cmd_render(int argc, char **argv)
 		{ "list-formats", no_argument, 0, OPT_LIST },
 		{ "from", required_argument, 0, OPT_FROM },
 		{ "to", required_argument, 0, OPT_TO },
+		{ "json-version", required_argument, 0, OPT_JSONV },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -52,6 +57,7 @@ int tb_cmd_render(int argc, char **argv)
 	const char *outputs[MAX_OUTPUTS], *path, *from = NULL, *to = NULL;
 	int noutputs = 0, by_line = 0, quiet = 0, have_frac = 0, rc = 0, c, sort_key = 0;
 	unsigned long limit = 0;
+	unsigned json_version = 0;
 	double min_fraction = 0;
 	struct tb_profile prof;
 	char err[1024], *end;
@@ -97,6 +103,10 @@ int tb_cmd_render(int argc, char **argv)
 		case OPT_TO:
 			to = optarg;
 			break;
+		case OPT_JSONV:
+			if (tb_parse_uint(optarg, 1, 2, &json_version))
+				return bad_usage("--json-version takes 1 or 2");
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -128,6 +138,7 @@ int tb_cmd_render(int argc, char **argv)
 		prof.min_fraction = min_fraction;
 	prof.sort_key = sort_key;
 	prof.limit = (unsigned)limit;
+	prof.json_version = json_version;
 	tb_outputs_begin(&prof);
 	for (int i = 0; i < noutputs; i++) {
 		if (tb_write_output(&prof, outputs[i], err, sizeof(err))) {

@@ -168,6 +168,7 @@ struct tb_profile {
 	double min_fraction;   /* display pruning threshold */
 	int sort_key;          /* text table order: 0 own, 1 total, 2 name (--sort) */
 	unsigned limit;        /* text table rows, 0 = all (--limit) */
+	unsigned json_version; /* tree JSON written (--json-version): 1, or 2 (also 0: the default) */
 };
 
 void tb_profile_init(struct tb_profile *p);

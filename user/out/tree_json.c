@@ -1,4 +1,6 @@
-/* tree_json.c: the tree JSON writer (`-o profile.json`, docs/profile-json.md). */
+/* tree_json.c: the tree JSON writer (`-o profile.json`, docs/profile-json.md):
+ * the document, its version-1 tree (nested nodes; also the diff's), and what a
+ * node shows, shared with version 2's columns (tree_columns.c). */
 #include <stdlib.h>
 #include <sys/utsname.h>
 #include "lib/jsonw.h"
@@ -19,7 +21,7 @@ static void write_thread_values(FILE *f, const struct tb_tree *t, const struct t
 	fputc('}', f);
 }
 
-static const struct tb_lval *hottest_line(const struct tb_tree *t, const struct tb_tnode *x)
+const struct tb_lval *tb_json_hottest_line(const struct tb_tree *t, const struct tb_tnode *x)
 {
 	const struct tb_lval *lv = tb_tnode_lines(t, x), *best = NULL;
 
@@ -29,19 +31,73 @@ static const struct tb_lval *hottest_line(const struct tb_tree *t, const struct 
 	return best;
 }
 
+const char *tb_json_kind(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	static const char *const node_kinds[] = {
+		[TB_N_ROOT] = "root", [TB_N_PROCESS] = "process",
+		[TB_N_TRUNCATED] = "truncated", [TB_N_PARTIAL] = "partial",
+	};
+	unsigned fk;
+
+	if (x->kind != TB_N_FRAME && x->kind < sizeof(node_kinds) / sizeof(node_kinds[0]))
+		return node_kinds[x->kind];
+	/* Python (and synthetic) frames are "frame", the others their kind */
+	fk = t->funcs.f[x->key].kind;
+	return fk == TB_CODE_PYTHON ? "frame" : tb_code_kind_name(fk);
+}
+
+const char *tb_json_name(const struct tb_tree *t, const struct tb_tnode *x, char *buf, size_t len)
+{
+	const struct tb_profile *p = t->prof;
+	const struct tb_pinfo *pi;
+
+	switch (x->kind) {
+	case TB_N_ROOT:
+		return "all";
+	case TB_N_PROCESS:
+		pi = &p->procs[x->key];
+		snprintf(buf, len, "%s (pid %d)", tb_str(&p->pstrs, pi->comm), (int)pi->pid);
+		return buf;
+	case TB_N_TRUNCATED:
+		return "<truncated>";
+	case TB_N_PARTIAL:
+		return "<partial stack>";
+	default:
+		return tb_str(&p->strs, t->funcs.f[x->key].qualname);
+	}
+}
+
+int32_t tb_json_lineno(const struct tb_tree *t, const struct tb_tnode *x)
+{
+	return t->by_line && x->line >= 0 ? x->line : t->funcs.f[x->key].firstlineno;
+}
+
+unsigned tb_json_opcode_sums(const struct tb_tree *t, const struct tb_tnode *x, uint8_t op[256],
+			     uint64_t samples[256])
+{
+	const struct tb_oval *ov = tb_tnode_opcodes(t, x);
+	uint64_t sum[256] = { 0 };
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < x->ov.n; i++)
+		sum[ov[i].opcode] += ov[i].samples;
+	for (unsigned o = 0; o < 256; o++)
+		if (sum[o]) {
+			op[n] = (uint8_t)o;
+			samples[n++] = sum[o];
+		}
+	return n;
+}
+
 static void write_frame_fields(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
 {
 	const struct tb_profile *p = t->prof;
 	const struct tb_func *fn = &t->funcs.f[x->key];
-	const struct tb_lval *hot = hottest_line(t, x), *lv = tb_tnode_lines(t, x);
+	const struct tb_lval *hot = tb_json_hottest_line(t, x), *lv = tb_tnode_lines(t, x);
 
-	fputs("\"name\":", f);
-	tb_json_str(f, tb_str(&p->strs, fn->qualname));
-	/* Python (and synthetic) frames are "frame", the others their kind */
-	fprintf(f, ",\"kind\":\"%s\",\"filename\":",
-		fn->kind == TB_CODE_PYTHON ? "frame" : tb_code_kind_name(fn->kind));
+	fprintf(f, ",\"filename\":");
 	tb_json_str(f, tb_str(&p->strs, fn->filename));
-	fprintf(f, ",\"lineno\":%d", t->by_line && x->line >= 0 ? x->line : fn->firstlineno);
+	fprintf(f, ",\"lineno\":%d", tb_json_lineno(t, x));
 	if (hot)
 		fprintf(f, ",\"location\":[%d,%d,%d,%d]", hot->loc.line, hot->loc.end_line,
 			hot->loc.col, hot->loc.end_col);
@@ -70,8 +126,10 @@ static void write_opcode_entry(FILE *f, unsigned minor, uint8_t op, uint64_t n)
 static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
 {
 	const struct tb_oval *ov = tb_tnode_opcodes(t, x);
-	uint64_t sum[256] = { 0 };
-	int first = 1;
+	uint8_t op[256];
+	uint64_t sum[256];
+	unsigned nops;
+	int first;
 
 	if (x->iv.n) {
 		fputs(",\"instructions\":[", f);
@@ -95,16 +153,12 @@ static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnod
 	}
 	if (!x->ov.n)
 		return;
-	for (uint32_t i = 0; i < x->ov.n; i++)
-		sum[ov[i].opcode] += ov[i].samples;
+	nops = tb_json_opcode_sums(t, x, op, sum);
 	fputs(",\"opcodes\":[", f);
-	for (unsigned op = 0; op < 256; op++) {
-		if (!sum[op])
-			continue;
-		if (!first)
+	for (unsigned i = 0; i < nops; i++) {
+		if (i)
 			fputc(',', f);
-		first = 0;
-		write_opcode_entry(f, x->py_minor, (uint8_t)op, sum[op]);
+		write_opcode_entry(f, x->py_minor, op[i], sum[i]);
 	}
 	fputs("],\"thread_opcodes\":{", f);
 	for (uint32_t i = 0; i < x->ov.n; i++) {
@@ -133,33 +187,19 @@ static void write_opcodes(FILE *f, const struct tb_tree *t, const struct tb_tnod
 void tb_json_node(FILE *f, const struct tb_tree *t, uint32_t idx, const struct tb_json_hooks *h)
 {
 	const struct tb_tnode *x = &t->n[idx];
-	const struct tb_profile *p = t->prof;
 	char name[96];
 	int first = 1;
 
-	fputc('{', f);
-	switch (x->kind) {
-	case TB_N_ROOT:
-		fputs("\"name\":\"all\",\"kind\":\"root\"", f);
-		break;
-	case TB_N_PROCESS: {
-		const struct tb_pinfo *pi = &p->procs[x->key];
-
-		snprintf(name, sizeof(name), "%s (pid %d)", tb_str(&p->pstrs, pi->comm), (int)pi->pid);
-		fputs("\"name\":", f);
-		tb_json_str(f, name);
-		fprintf(f, ",\"kind\":\"process\",\"pid\":%d", (int)pi->pid);
-		break;
-	}
-	case TB_N_TRUNCATED:
-		fputs("\"name\":\"<truncated>\",\"kind\":\"truncated\"", f);
-		break;
-	case TB_N_PARTIAL:
-		fputs("\"name\":\"<partial stack>\",\"kind\":\"partial\"", f);
-		break;
-	default:
+	fputs("{\"name\":", f);
+	if (x->kind == TB_N_PROCESS || x->kind == TB_N_FRAME)
+		tb_json_str(f, tb_json_name(t, x, name, sizeof(name)));
+	else /* ours: "<truncated>" as it always was, unescaped */
+		fprintf(f, "\"%s\"", tb_json_name(t, x, name, sizeof(name)));
+	fprintf(f, ",\"kind\":\"%s\"", tb_json_kind(t, x));
+	if (x->kind == TB_N_PROCESS)
+		fprintf(f, ",\"pid\":%d", (int)t->prof->procs[x->key].pid);
+	else if (x->kind == TB_N_FRAME)
 		write_frame_fields(f, t, x);
-	}
 	fprintf(f, ",\"value\":%llu,\"self\":%llu", (unsigned long long)x->total,
 		(unsigned long long)x->self);
 	write_thread_values(f, t, x);
@@ -294,9 +334,13 @@ void tb_json_tasks(FILE *f, const struct tb_profile *p)
 	free(t);
 }
 
-static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t, FILE *f)
+/* cols: version 2's tables of t, made here when NULL (kept for the next output). */
+static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t,
+			    struct tb_columns **cols, FILE *f)
 {
-	fputs("{\"format\":\"tachyon-bpf-tree\",\"version\":1,", f);
+	unsigned version = p->json_version == 1 ? 1 : 2;
+
+	fprintf(f, "{\"format\":\"tachyon-bpf-tree\",\"version\":%u,", version);
 	tb_json_meta(f, t);
 	fputc(',', f);
 	tb_json_threads(f, p);
@@ -305,16 +349,24 @@ static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t,
 		fputc(',', f);
 		tb_json_tasks(f, p);
 	}
-	fputs(",\"tree\":", f);
-	tb_json_node(f, t, 0, NULL);
+	if (version == 1) {
+		fputs(",\"tree\":", f);
+		tb_json_node(f, t, 0, NULL);
+	} else {
+		if (!*cols)
+			*cols = tb_columns_make(t);
+		tb_columns_write(f, *cols);
+	}
 	fputs("}\n", f);
 }
 
-/* The tree of the run's profile between tb_outputs_begin and _end. */
+/* The tree of the run's profile between tb_outputs_begin and _end, and
+ * its version-2 tables once an output needed them (the page and the file). */
 static struct {
 	const struct tb_profile *p;
 	int built;
 	struct tb_tree t;
+	struct tb_columns *cols;
 } run_tree;
 
 void tb_outputs_begin(const struct tb_profile *p)
@@ -325,6 +377,8 @@ void tb_outputs_begin(const struct tb_profile *p)
 
 void tb_outputs_end(void)
 {
+	tb_columns_free(run_tree.cols);
+	run_tree.cols = NULL;
 	if (run_tree.built)
 		tb_tree_free(&run_tree.t);
 	run_tree.p = NULL;
@@ -334,9 +388,11 @@ void tb_outputs_end(void)
 int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 {
 	struct tb_tree own, *tp = &own;
+	struct tb_columns *own_cols = NULL, **cols = &own_cols;
 
 	if (p == run_tree.p) {
 		tp = &run_tree.t;
+		cols = &run_tree.cols;
 		if (!run_tree.built) {
 			tb_tree_build(tp, p, p->by_line);
 			tb_tree_prune(tp, p->min_fraction);
@@ -346,7 +402,8 @@ int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 		tb_tree_build(tp, p, p->by_line);
 		tb_tree_prune(tp, p->min_fraction);
 	}
-	write_tree_json(p, tp, f);
+	write_tree_json(p, tp, cols, f);
+	tb_columns_free(own_cols);
 	if (tp == &own)
 		tb_tree_free(tp);
 	return ferror(f) ? -1 : 0;
