@@ -116,10 +116,56 @@ static void test_thread_values_match_recount(void **state)
 	tb_profile_free(&p);
 }
 
+/* A node with more children than are looked up by walking its list
+ * (TB_TREE_SCAN): the ones added before and after it switches to the index
+ * are all found again, none twice, in the order first seen. */
+static void test_wide_node(void **state)
+{
+	struct tb_profile p;
+	struct tb_tree t;
+	uint32_t f0 = TB_NO_NODE, kids = 0, prev_key = 0;
+
+	(void)state;
+	tb_profile_init(&p);
+	th_add_process(&p, PID, "python3.11", NULL, 0x030b02f0);
+	for (unsigned k = 0; k < 40; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "g%u", k);
+		tb_sym_insert(&p.sym, PID, 0x1000 * (k + 1), (uint16_t)(k + 1), 11, name, "/w.py",
+			      (int32_t)(k + 1), NULL, 0);
+	}
+	tb_profile_add_thread(&p, PID, PID, PID, "t");
+	for (unsigned leaf = 30; leaf < 33; leaf++) /* every middle frame seen in three passes */
+		for (unsigned mid = 1; mid <= 3 * TB_TREE_SCAN; mid++) {
+			struct tb_sframe f[3] = { { leaf, 0, 0, 0 }, { mid, 0, 0, 0 }, { 0, 0, 0, 0 } };
+
+			tb_profile_add_stack(&p, 0, 0, f, 3, mid);
+		}
+	tb_tree_build(&t, &p, 0);
+	for (uint32_t i = 0; i < t.nn; i++)
+		if (t.n[i].kind == TB_N_FRAME && t.n[t.n[i].parent].kind == TB_N_PROCESS)
+			f0 = i;
+	assert_int_not_equal(f0, TB_NO_NODE);
+	assert_int_equal(t.n[f0].total, 3 * (3 * TB_TREE_SCAN) * (3 * TB_TREE_SCAN + 1) / 2);
+	for (uint32_t c = t.n[f0].first_child; c != TB_NO_NODE; c = t.n[c].next_sibling, kids++) {
+		const struct tb_func *fn = &t.funcs.f[t.n[c].key];
+
+		assert_true(kids == 0 || t.n[c].key > prev_key); /* first seen first, none twice */
+		prev_key = t.n[c].key;
+		assert_int_equal(t.n[c].total, 3 * (uint64_t)fn->firstlineno - 3);
+	}
+	assert_int_equal(kids, 3 * TB_TREE_SCAN);
+	assert_int_equal(t.nn, 1 + 1 + 1 + 3 * TB_TREE_SCAN * 4);
+	tb_tree_free(&t);
+	tb_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_thread_values_match_recount),
+		cmocka_unit_test(test_wide_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 void tb_functab_free(struct tb_functab *t)
 {
 	free(t->f);
+	free(t->of_code);
 	tb_hmap_free(&t->index);
 	memset(t, 0, sizeof(*t));
 }
@@ -30,6 +31,22 @@ uint32_t tb_functab_index(struct tb_functab *t, const struct tb_code *c)
 	return i;
 }
 
+uint32_t tb_functab_of_code(struct tb_functab *t, const struct tb_symbolizer *sym, uint32_t code)
+{
+	if (code >= t->nof_code) {
+		uint32_t n = sym->n > code ? sym->n : code + 1;
+
+		t->of_code = realloc(t->of_code, (size_t)n * sizeof(*t->of_code));
+		if (!t->of_code)
+			abort();
+		memset(t->of_code + t->nof_code, 0, (size_t)(n - t->nof_code) * sizeof(*t->of_code));
+		t->nof_code = n;
+	}
+	if (!t->of_code[code])
+		t->of_code[code] = tb_functab_index(t, &sym->codes[code]) + 1;
+	return t->of_code[code] - 1;
+}
+
 void tb_functab_count(struct tb_functab *t, const struct tb_profile *p)
 {
 	for (uint32_t i = 0; i < p->nstacks; i++) {
@@ -37,7 +54,7 @@ void tb_functab_count(struct tb_functab *t, const struct tb_profile *p)
 		const struct tb_sframe *f = tb_stack_frames(p, s);
 
 		for (uint16_t d = 0; d < s->depth; d++) {
-			uint32_t fi = tb_functab_index(t, &p->sym.codes[f[d].code]);
+			uint32_t fi = tb_functab_of_code(t, &p->sym, f[d].code);
 
 			if (d == 0)
 				t->f[fi].self += s->count;

@@ -59,9 +59,24 @@ static int same_node(const void *ctx, uint32_t i)
 static uint32_t child(struct tb_tree *t, uint32_t parent, uint8_t kind, uint32_t key, int32_t line)
 {
 	const struct node_key k = { t, parent, key, line, kind };
-	uint32_t i = tb_hmap_intern(&t->index, node_hash(parent, kind, key, line), t->nn, same_node, &k);
+	struct tb_tnode *p = &t->n[parent];
+	uint32_t i;
 
-	return i == t->nn ? new_node(t, parent, kind, key, line) : i;
+	if (p->nkids == TB_TREE_INDEXED) {
+		i = tb_hmap_intern(&t->index, node_hash(parent, kind, key, line), t->nn, same_node, &k);
+		return i == t->nn ? new_node(t, parent, kind, key, line) : i;
+	}
+	for (i = p->first_child; i != TB_NO_NODE; i = t->n[i].next_sibling)
+		if (same_node(&k, i))
+			return i;
+	i = new_node(t, parent, kind, key, line);
+	p = &t->n[parent];
+	if (++p->nkids > TB_TREE_SCAN) { /* from now on through the index */
+		for (uint32_t c = p->first_child; c != TB_NO_NODE; c = t->n[c].next_sibling)
+			tb_hmap_insert(&t->index, node_hash(parent, t->n[c].kind, t->n[c].key, t->n[c].line), c);
+		p->nkids = TB_TREE_INDEXED;
+	}
+	return i;
 }
 
 /* Room for one more entry in a node's span of an arena of elem-byte entries
@@ -217,7 +232,7 @@ static void add_stack(struct tb_tree *t, const struct tb_stack *s)
 	for (int i = s->depth - 1; i >= 0; i--) {
 		const struct tb_code *c = &p->sym.codes[f[i].code];
 		struct tb_location loc;
-		uint32_t fi = tb_functab_index(&t->funcs, c);
+		uint32_t fi = tb_functab_of_code(&t->funcs, &p->sym, f[i].code);
 
 		tb_sym_location(&p->sym, f[i].code, f[i].offset, &loc);
 		node = child(t, node, TB_N_FRAME, fi, t->by_line ? loc.line : -1);
@@ -248,6 +263,13 @@ void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
 	memset(t, 0, sizeof(*t));
 	t->prof = p;
 	t->by_line = by_line;
+	/* room for the most nodes the stacks can make (the pages never used are
+	 * never touched): no copies while growing; fit() below gives back the rest */
+	uint64_t most = 1;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		most += (uint64_t)p->stacks[i].depth + 3;
+	if (most < UINT32_MAX)
+		t->n = tb_grow(t->n, &t->cap, (uint32_t)most, sizeof(*t->n), 1024);
 	new_node(t, TB_NO_NODE, TB_N_ROOT, 0, -1);
 	t->leaf_of = tb_calloc(p->nstacks, sizeof(*t->leaf_of));
 	for (uint32_t i = 0; i < p->nstacks; i++)

@@ -49,6 +49,7 @@ struct tb_tnode {
 	uint8_t kind;
 	uint8_t pruned;
 	uint8_t py_minor;     /* opcode numbering of this frame's interpreter */
+	uint8_t nkids;        /* while building: children, up to TB_TREE_SCAN; then TB_TREE_INDEXED */
 	uint32_t key;         /* FRAME: function index; PROCESS: process index */
 	int32_t line;         /* by-line trees: the line; -1 otherwise */
 	uint32_t parent, first_child, next_sibling, last_child;
@@ -69,7 +70,8 @@ struct tb_tree {
 	struct tb_oval *ovals;
 	struct tb_ival *ivals;
 	uint32_t ntvals, captvals, nlvals, caplvals, novals, capovals, nivals, capivals;
-	struct tb_hmap index;    /* (parent, kind, key, line) -> node, while building */
+	struct tb_hmap index;    /* (parent, kind, key, line) -> node, while building: the
+				  * children of nodes with more than TB_TREE_SCAN */
 	uint32_t *leaf_of;       /* stack index -> the node its innermost frame is counted in */
 	int by_line;
 	double min_fraction;
@@ -77,6 +79,11 @@ struct tb_tree {
 };
 
 #define TB_NO_NODE UINT32_MAX
+/* Building: a node's children are found by walking its list while it has
+ * at most TB_TREE_SCAN of them (most nodes of a deep profile have one or
+ * two), through the index once it has more. */
+#define TB_TREE_SCAN 8
+#define TB_TREE_INDEXED 255
 #define TB_NO_THREAD UINT32_MAX
 
 /* How many threads a node has values for, and the i-th (0 <= i < that,
