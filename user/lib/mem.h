@@ -10,7 +10,10 @@
 void *tb_grow(void *a, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
 /* The same with a 64-bit capacity (the profile's frame arena). */
 void *tb_grow64(void *a, uint64_t *cap, uint64_t need, size_t elem, uint64_t first);
-/* n zeroed elements of size bytes (never NULL, even for n == 0). */
+/* n bytes, NULL when there is not that much memory (a size read from a file). */
+void *tb_alloc(size_t n);
+/* n zeroed elements of size bytes (never NULL, even for n == 0).  Blocks of
+ * 8 MiB and more (from here and tb_grow) go on transparent huge pages. */
 void *tb_calloc(size_t n, size_t size);
 
 struct tb_buf {

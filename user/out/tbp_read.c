@@ -422,7 +422,7 @@ int tb_read_capture_mem(const void *buf, size_t len, struct tb_profile *out, cha
 	tb_profile_init(out);
 	if (read_header(b, len, &version, &plen, &zlen, err, errlen))
 		goto fail;
-	pay = malloc(plen ? plen : 1);
+	pay = tb_alloc(plen);
 	if (!pay) {
 		snprintf(err, errlen, "out of memory for a %llu-byte payload", (unsigned long long)plen);
 		goto fail;
