@@ -51,10 +51,11 @@ static void write_html_escaped(FILE *f, const char *s)
 
 /* The JSON goes through deflate straight into the base64 text of the page,
  * a buffer at a time (never the whole JSON in memory): the same bytes as
- * compress2 (level ZLEVEL) of all of it, then base64 of that.  Level 5, not
- * zlib's default 6: the tree JSON's number columns make long match chains,
- * and 6 took 2.3 times the CPU for a page 4% smaller (bench/big-results.md). */
-#define ZLEVEL 5
+ * compress2 (level ZLEVEL) of all of it, then base64 of that.  Level 4, not
+ * zlib's default 6: the tree JSON's number columns make long match chains;
+ * on the 29.6 MB of 100k unique stacks 6 takes 1.48 s for a 6.8 MB page, 5
+ * 0.73 s for 7.1 MB, 4 0.35 s for 7.3 MB (bench/big-results.md). */
+#define ZLEVEL 4
 typedef int (*json_fn)(const void *ctx, FILE *f);
 
 #define ZCHUNK (3 * 16384) /* a multiple of 3: its base64 has no padding */

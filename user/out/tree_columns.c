@@ -45,6 +45,8 @@ struct tb_columns {
 	struct rows funcs, locs, frames;
 	uint32_t prev;          /* the sparse column's last node */
 	int first;              /* nothing written yet in the current list */
+	uint32_t on;            /* bytes in out: the numbers of a list, written a buffer at a time */
+	char out[1 << 15];
 };
 
 static uint32_t row(struct rows *r, const int32_t *key)
@@ -239,46 +241,55 @@ static void walk(struct tb_columns *c)
 	}
 }
 
-/* Numbers and lists, without printf (millions of them). */
-static void put_u(FILE *f, uint64_t v)
+/* Numbers and lists, without printf or a stdio call each (millions of them). */
+static void out_flush(struct tb_columns *c)
 {
-	char b[24];
-	int i = sizeof(b);
-
-	do
-		b[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	fwrite_unlocked(b + i, 1, sizeof(b) - (size_t)i, f);
-}
-
-static void put_i(FILE *f, int64_t v)
-{
-	if (v < 0) {
-		putc_unlocked('-', f);
-		put_u(f, (uint64_t)0 - (uint64_t)v);
-	} else {
-		put_u(f, (uint64_t)v);
-	}
-}
-
-static void item(struct tb_columns *c, int64_t v)
-{
-	if (!c->first)
-		putc_unlocked(',', c->f);
-	c->first = 0;
-	put_i(c->f, v);
+	if (c->on)
+		fwrite_unlocked(c->out, 1, c->on, c->f);
+	c->on = 0;
 }
 
 static void item_u(struct tb_columns *c, uint64_t v)
 {
+	char b[24];
+	int i = sizeof(b);
+
+	if (c->on > sizeof(c->out) - 32)
+		out_flush(c);
 	if (!c->first)
-		putc_unlocked(',', c->f);
+		c->out[c->on++] = ',';
 	c->first = 0;
-	put_u(c->f, v);
+	do
+		b[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	memcpy(c->out + c->on, b + i, sizeof(b) - (size_t)i);
+	c->on += (uint32_t)(sizeof(b) - (size_t)i);
+}
+
+static void item(struct tb_columns *c, int64_t v)
+{
+	if (v >= 0) {
+		item_u(c, (uint64_t)v);
+		return;
+	}
+	if (c->on > sizeof(c->out) - 32)
+		out_flush(c);
+	if (!c->first)
+		c->out[c->on++] = ',';
+	c->out[c->on++] = '-';
+	c->first = 1; /* the digits follow the sign */
+	item_u(c, (uint64_t)0 - (uint64_t)v);
+}
+
+static void list_end(struct tb_columns *c)
+{
+	out_flush(c);
+	putc_unlocked(']', c->f);
 }
 
 static void list_start(struct tb_columns *c, const char *key)
 {
+	out_flush(c);
 	fprintf(c->f, ",\"%s\":[", key);
 	c->first = 1;
 	c->prev = 0;
@@ -297,7 +308,7 @@ static void write_rows(struct tb_columns *c, const char *key, const struct rows 
 	list_start(c, key);
 	for (size_t i = 0; i < (size_t)r->n * r->width; i++)
 		item(c, r->v[i]);
-	putc_unlocked(']', c->f);
+	list_end(c);
 }
 
 static void opcode_triple(struct tb_columns *c, unsigned minor, unsigned op, uint64_t samples)
@@ -462,7 +473,7 @@ void tb_columns_write(FILE *f, struct tb_columns *c)
 		list_start(c, column_names[col]);
 		for (uint32_t w = 0; w < c->nw; w++)
 			cell(c, col, w);
-		putc_unlocked(']', f);
+		list_end(c);
 	}
 	putc_unlocked('}', f);
 }

@@ -2,6 +2,7 @@
  * the document, its version-1 tree (nested nodes; also the diff's), and what a
  * node shows, shared with version 2's columns (tree_columns.c). */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/utsname.h>
 #include "lib/jsonw.h"
 #include "cpython/opcodes.h"
@@ -76,9 +77,28 @@ unsigned tb_json_opcode_sums(const struct tb_tree *t, const struct tb_tnode *x, 
 			     uint64_t samples[256])
 {
 	const struct tb_oval *ov = tb_tnode_opcodes(t, x);
-	uint64_t sum[256] = { 0 };
+	uint64_t sum[256];
 	unsigned n = 0;
 
+	if (x->ov.n <= 16) { /* the usual few: kept in opcode order as they come */
+		for (uint32_t i = 0; i < x->ov.n; i++) {
+			unsigned j = 0;
+
+			while (j < n && op[j] < ov[i].opcode)
+				j++;
+			if (j < n && op[j] == ov[i].opcode) {
+				samples[j] += ov[i].samples;
+				continue;
+			}
+			memmove(op + j + 1, op + j, n - j);
+			memmove(samples + j + 1, samples + j, (n - j) * sizeof(*samples));
+			op[j] = ov[i].opcode;
+			samples[j] = ov[i].samples;
+			n++;
+		}
+		return n;
+	}
+	memset(sum, 0, sizeof(sum));
 	for (uint32_t i = 0; i < x->ov.n; i++)
 		sum[ov[i].opcode] += ov[i].samples;
 	for (unsigned o = 0; o < 256; o++)
