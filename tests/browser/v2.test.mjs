@@ -182,6 +182,12 @@ async function deep(B, n) {
   if (r.ready === '1') {
     const leaf = await ev(page, () => { const b = tbView.blocks(), x = b[b.length - 1]; return [x[0], x[1], b.length]; });
     check(`its leaf f${n - 1} is laid out at depth ${n + 1}`, leaf[0] === 'f' + (n - 1) && leaf[1] === n + 1 && leaf[2] === n + 2, JSON.stringify(leaf));
+    // zooming to the leaf: the breadcrumb shows the first levels, a count of the hidden ones and the last ones
+    const z = await ev(page, (name) => {
+      const t0 = performance.now(), ok = tbView.zoomTo(name), b = [...document.querySelectorAll('#crumbs button')].map((x) => x.textContent);
+      return { ok, ms: Math.round(performance.now() - t0), buttons: b.length, first: b[0], last: b[b.length - 1], hidden: document.getElementById('crumbs').textContent.match(/[\d,]+ levels/)?.[0] };
+    }, 'f' + (n - 1));
+    check(`zooming to its leaf: ${z.buttons} breadcrumb buttons, ${z.hidden} not shown (${z.ms} ms)`, z.ok && z.first === 'all' && z.last === 'f' + (n - 1) && z.buttons <= 30 && !!z.hidden && z.ms < 10000, JSON.stringify(z));
   }
   await page.close();
 }
