@@ -44,7 +44,8 @@ function writePage(file, json, title) {
 }
 
 /** What the page shows now: totals, blocks and the sidebar's text. */
-const shown = (page) => ev(page, () => ({ total: tbView.totalShown(), blocks: tbView.blocks(), side: document.getElementById('sidebar').innerText }));
+const shown = (page) => ev(page, () => ({ total: tbView.totalShown(), blocks: tbView.blocks(), side: document.getElementById('sidebar').innerText,
+  matched: tbView.matched(), panel: document.getElementById('ip-body').textContent, crumbs: document.getElementById('crumbs').textContent }));
 /** The first difference of two JSON-able values as text, or ''. */
 function diffText(a, b) {
   const x = JSON.stringify(a), y = JSON.stringify(b);
@@ -77,10 +78,25 @@ async function comparePair(B, p1, p2) {
   const tids = await ev(a, () => Object.entries(tbView.source().threads || {}).sort((x, y) => y[1].python_samples - x[1].python_samples).slice(0, 3).map(([t]) => t));
   for (const t of tids) await same(`thread ${t}`, { fn: (x) => tbView.selectThread(x), arg: t });
   await ev(a, () => tbView.selectThread(null)); await ev(b, () => tbView.selectThread(null));
+  const pid = await ev(a, () => { const p = (tbView.source().meta || {}).processes; return Array.isArray(p) && p.length ? p[p.length - 1].pid : null; });
+  if (pid != null) {
+    await same(`process ${pid}`, { fn: (x) => tbView.selectProcess(x), arg: pid });
+    await same('all processes', { fn: () => tbView.selectProcess(null) });
+  }
+  const task = await ev(a, () => (tbView.tasks()[0] || {}).name);
+  if (task != null) {
+    await same('a task', { fn: (x) => tbView.selectTask(x), arg: task });
+    await same('all tasks', { fn: () => tbView.selectTask(null) });
+  }
   const widest = await ev(a, () => { let best = null; for (const [n, d, , w] of tbView.blocks()) if (d >= 2 && n && (!best || w > best[1])) best = [n, w]; return best && best[0]; });
   if (widest) {
     await same(`zoomed into ${JSON.stringify(widest).slice(0, 40)}`, { fn: (q) => tbView.zoomTo(q), arg: widest });
     await same('zoom reset', { fn: () => tbView.zoomTo(null) });
+  }
+  if (widest) {
+    await same(`a search for ${JSON.stringify(widest.slice(0, 3))}`, { fn: (q) => tbView.search(q), arg: widest.slice(0, 3) });
+    await same('a regex search', { fn: () => tbView.search('/^[a-m_]/') });
+    await same('no search', { fn: () => tbView.search('') });
   }
   await same('inverted', { fn: () => tbView.toggleInvert() });
   await same('inverted back', { fn: () => tbView.toggleInvert() });
@@ -89,6 +105,7 @@ async function comparePair(B, p1, p2) {
     await same('native and kernel frames hidden', { fn: () => tbView.hideKinds(true, true) });
     await same('shown again', { fn: () => tbView.hideKinds(false, false) });
   }
+  if (widest) await same(`${JSON.stringify(widest).slice(0, 40)} selected`, { fn: (q) => tbView.select(q), arg: widest });
   const tl = await ev(a, () => tbView.timeline());
   if (tl) {
     const span = tl.buckets * tl.bucket_s;
@@ -182,6 +199,12 @@ async function deep(B, n) {
   if (r.ready === '1') {
     const leaf = await ev(page, () => { const b = tbView.blocks(), x = b[b.length - 1]; return [x[0], x[1], b.length]; });
     check(`its leaf f${n - 1} is laid out at depth ${n + 1}`, leaf[0] === 'f' + (n - 1) && leaf[1] === n + 1 && leaf[2] === n + 2, JSON.stringify(leaf));
+    // zooming to the leaf: the breadcrumb shows the first levels, a count of the hidden ones and the last ones
+    const z = await ev(page, (name) => {
+      const t0 = performance.now(), ok = tbView.zoomTo(name), b = [...document.querySelectorAll('#crumbs button')].map((x) => x.textContent);
+      return { ok, ms: Math.round(performance.now() - t0), buttons: b.length, first: b[0], last: b[b.length - 1], hidden: document.getElementById('crumbs').textContent.match(/[\d,]+ levels/)?.[0] };
+    }, 'f' + (n - 1));
+    check(`zooming to its leaf: ${z.buttons} breadcrumb buttons, ${z.hidden} not shown (${z.ms} ms)`, z.ok && z.first === 'all' && z.last === 'f' + (n - 1) && z.buttons <= 30 && !!z.hidden && z.ms < 10000, JSON.stringify(z));
   }
   await page.close();
 }
