@@ -30,6 +30,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+import tree_json  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 SCOPES = {
     "cgroup": " `--cgroup` of the generator's own cgroup (so other jobs of the shared machine do not count: "
@@ -194,7 +196,7 @@ def run(a, gen, out, err, scope):
             data = dict(meta=dict(samples=int(prog[1]), lost=int(prog[5])))
             a.out_size = os.path.getsize(out)
         else:
-            data = json.load(open(out))
+            data = tree_json.load(out)   # version 1 from either version
     except (ValueError, IndexError, OSError) as e:
         die("unreadable results: %s" % e)
     if survivor:
