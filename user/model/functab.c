@@ -34,13 +34,11 @@ uint32_t tb_functab_index(struct tb_functab *t, const struct tb_code *c)
 uint32_t tb_functab_of_code(struct tb_functab *t, const struct tb_symbolizer *sym, uint32_t code)
 {
 	if (code >= t->nof_code) {
-		uint32_t n = sym->n > code ? sym->n : code + 1;
+		uint32_t had = t->nof_code;
 
-		t->of_code = realloc(t->of_code, (size_t)n * sizeof(*t->of_code));
-		if (!t->of_code)
-			abort();
-		memset(t->of_code + t->nof_code, 0, (size_t)(n - t->nof_code) * sizeof(*t->of_code));
-		t->nof_code = n;
+		t->of_code = tb_grow(t->of_code, &t->nof_code, sym->n > code ? sym->n : code + 1,
+				     sizeof(*t->of_code), 256);
+		memset(t->of_code + had, 0, (size_t)(t->nof_code - had) * sizeof(*t->of_code));
 	}
 	if (!t->of_code[code])
 		t->of_code[code] = tb_functab_index(t, &sym->codes[code]) + 1;

@@ -18,7 +18,7 @@ struct tb_functab {
 	uint32_t n, cap;
 	struct tb_hmap index;          /* (qualname, filename, firstlineno, kind) */
 	uint32_t *of_code;             /* code index -> function + 1 (0: not looked up yet) */
-	uint32_t nof_code;
+	uint32_t nof_code;             /* its capacity (tb_grow) */
 };
 
 struct tb_profile;
