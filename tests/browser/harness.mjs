@@ -101,7 +101,7 @@ export async function launch(options, shotsDir) {
     spare = null;
     opened.add(noHash(url));
     await page.goto(url);
-    const ready = page.waitForFunction(() => document.body && document.body.dataset.ready && document.body.dataset.ready !== '0', null, { timeout });
+    const ready = page.waitForFunction(() => document.body && document.body.dataset.ready && document.body.dataset.ready !== '0' && document.body.dataset.ready !== 'preview', null, { timeout });
     if (lenient) await ready.catch(() => {}); else await ready;
     return page;
   }

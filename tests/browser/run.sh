@@ -33,6 +33,11 @@
 #               kinds profiles as pages from version 1 and from version 2 (v1_to_v2.py; and from the
 #               binary's own when it writes one): the same objects and view; hostile version-2 data
 #               refused with one line; the bare template opens a version-2 file; a 100,000-deep chain
+#   preview     a big tree's page (preview.test.mjs): bench/gen_big.c's capture of 100,000 unique
+#               stacks (1.7 million tree nodes) with version-2 and version-1 data: the preview drawn
+#               first, within TB_PREVIEW_BUDGET_MS (1000), the same wide frames as the whole view, a
+#               zoom and a search kept when the data comes in, a broken preview passed over; a small
+#               capture's page has none
 #   all         every suite above, one after the other
 #
 # Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
@@ -298,17 +303,31 @@ suite_v2() {
 	counted node "$here/v2.test.mjs" "${pairs[@]}" --hostile "$out/threads-3.11.v2.json" --open "$out/realistic.v2.json" --deep 100000 --out "$out"
 }
 
+suite_preview() {
+	need_binary
+	fresh_out
+	step "make build/libtachyon.a" make -C "$repo" -s build/libtachyon.a
+	# shellcheck disable=SC2046 # the libraries, one word each
+	step "build bench/gen_big.c" ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -I"$repo/include" -I"$repo/user" \
+		"$repo/bench/gen_big.c" "$repo/build/libtachyon.a" $(make -C "$repo" -s print-ldlibs) -o "$out/gen_big"
+	step "generate 100,000 unique stacks" quiet "$out/gen_big" "$out/big.tbp" 100000
+	step "render its page" "$bin" render -q "$out/big.tbp" -o "$out/big.html"
+	step "render its page with version-1 data" "$bin" render -q "$out/big.tbp" --json-version 1 -o "$out/big-v1.html"
+	step "render a small capture's page" "$bin" render -q "$repo/tests/golden/captures/threads-3.11.tbp" -o "$out/small.html"
+	counted node "$here/preview.test.mjs" "$out/big.html" "$out/big-v1.html" --small "$out/small.html" --out "$out"
+}
+
 suite_all() {
 	local s
-	for s in synthetic real diff opcodes heatmap kinds timeline tasks v2; do
+	for s in synthetic real diff opcodes heatmap kinds timeline tasks v2 preview; do
 		counted bash "$0" "$s"
 	done
 }
 
 case $suite in
-synthetic | real | diff | opcodes | heatmap | kinds | timeline | tasks | v2 | all) ;;
+synthetic | real | diff | opcodes | heatmap | kinds | timeline | tasks | v2 | preview | all) ;;
 *)
-	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|timeline|tasks|v2|all [PAGE.html DATA.json [FUNCTION]]..." >&2
+	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|timeline|tasks|v2|preview|all [PAGE.html DATA.json [FUNCTION]]..." >&2
 	echo "0 passed, 1 failed"
 	exit 2
 	;;

@@ -182,6 +182,57 @@ static void test_prune_keeps_small_thread(void **state)
 	tb_profile_free(&p);
 }
 
+/* The page's preview prunes more (each node kept by the fraction of all or of
+ * one of its threads, and only if the page's own pruning kept it); pruning
+ * again gives back the page's marks. */
+static void test_prune_more_and_back(void **state)
+{
+	struct tb_profile p;
+	struct tb_tree t;
+	const uint64_t big[] = { 0x2000, 0x1000 }, small[] = { 0x3000, 0x1000 };
+	uint8_t *before;
+	uint32_t pruned_before;
+	int found_small = 0, found_rare = 0;
+
+	(void)state;
+	setup_profile(&p);
+	add(&p, 1, 2, big, 1990);
+	add(&p, 1, 1, (const uint64_t[]){ 0x3000 }, 9); /* 9 of 1999: kept by 0.1%, not by 1% */
+	add(&p, 2, 2, small, 1);                         /* the whole of thread 2 */
+	tb_tree_build(&t, &p, 0);
+	tb_tree_prune(&t, 0.001);
+	pruned_before = t.pruned;
+	before = malloc(t.nn);
+	assert_non_null(before);
+	for (uint32_t i = 0; i < t.nn; i++)
+		before[i] = t.n[i].pruned;
+	tb_tree_prune_more(&t, 0.01);
+	assert_true(t.min_fraction == 0.01);
+	for (uint32_t i = 1; i < t.nn; i++) {
+		const struct tb_tnode *x = &t.n[i];
+
+		assert_true(x->pruned >= before[i]); /* never less than the page prunes */
+		if (x->kind != TB_N_FRAME || t.funcs.f[x->key].firstlineno != 30)
+			continue;
+		assert_false(before[i]);
+		if (x->parent && t.n[x->parent].kind == TB_N_FRAME) {
+			found_small = 1; /* all of thread 2: kept */
+			assert_false(x->pruned);
+		} else {
+			found_rare = 1; /* 0.45% of thread 1, 0.45% of all: dropped */
+			assert_true(x->pruned);
+		}
+	}
+	assert_true(found_small && found_rare);
+	tb_tree_prune(&t, 0.001);
+	assert_int_equal(t.pruned, pruned_before);
+	for (uint32_t i = 0; i < t.nn; i++)
+		assert_int_equal(t.n[i].pruned, before[i]);
+	free(before);
+	tb_tree_free(&t);
+	tb_profile_free(&p);
+}
+
 static void test_tree_by_line_and_markers(void **state)
 {
 	struct tb_profile p;
@@ -582,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_folded_hostile_names),
 		cmocka_unit_test(test_tree_thread_values),
 		cmocka_unit_test(test_prune_keeps_small_thread),
+		cmocka_unit_test(test_prune_more_and_back),
 		cmocka_unit_test(test_tree_by_line_and_markers),
 		cmocka_unit_test(test_ended_processes_compacted),
 		cmocka_unit_test(test_pid_reuse_and_exec),

@@ -284,7 +284,8 @@ void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line)
 	t->ivals = fit(t->ivals, &t->capivals, t->nivals, sizeof(*t->ivals));
 }
 
-static int significant(const struct tb_tree *t, const struct tb_tnode *x, double min_fraction)
+static int significant(const struct tb_tree *t, const struct tb_tnode *x, double min_fraction,
+		       double thread_fraction)
 {
 	const struct tb_profile *p = t->prof;
 
@@ -292,7 +293,7 @@ static int significant(const struct tb_tree *t, const struct tb_tnode *x, double
 		return 1;
 	for (uint32_t i = 0, n = tb_tnode_nthreads(x); i < n; i++) {
 		struct tb_tval v = tb_tnode_tval(t, x, i);
-		double need = 0.001 * (double)p->threads[v.thread].python_samples;
+		double need = thread_fraction * (double)p->threads[v.thread].python_samples;
 
 		if ((double)v.samples >= (need > 1.0 ? need : 1.0))
 			return 1;
@@ -308,7 +309,20 @@ void tb_tree_prune(struct tb_tree *t, double min_fraction)
 	for (uint32_t i = 1; i < t->nn; i++) {
 		struct tb_tnode *x = &t->n[i];
 
-		x->pruned = t->n[x->parent].pruned || !significant(t, x, min_fraction);
+		x->pruned = t->n[x->parent].pruned || !significant(t, x, min_fraction, 0.001);
+		t->pruned += x->pruned;
+	}
+}
+
+void tb_tree_prune_more(struct tb_tree *t, double fraction)
+{
+	if (fraction > t->min_fraction)
+		t->min_fraction = fraction;
+	t->pruned = 0;
+	for (uint32_t i = 1; i < t->nn; i++) {
+		struct tb_tnode *x = &t->n[i];
+
+		x->pruned = x->pruned || t->n[x->parent].pruned || !significant(t, x, fraction, fraction);
 		t->pruned += x->pruned;
 	}
 }

@@ -112,6 +112,9 @@ void tb_tree_build(struct tb_tree *t, const struct tb_profile *p, int by_line);
 /* Mark nodes below min_fraction of all samples as pruned, unless they are
  * significant for one thread (>= max(1, 0.1% of its Python samples)). */
 void tb_tree_prune(struct tb_tree *t, double min_fraction);
+/* Mark also the nodes below fraction of all samples and of each of their
+ * threads' (tb_tree_prune again gives back its marks). */
+void tb_tree_prune_more(struct tb_tree *t, double fraction);
 void tb_tree_free(struct tb_tree *t);
 
 #endif

@@ -68,6 +68,10 @@ int tb_write_folded(const struct tb_profile *p, FILE *f);
 int tb_write_tree_json(const struct tb_profile *p, FILE *f);
 /* Self-contained flame graph page. */
 int tb_write_html(const struct tb_profile *p, FILE *f);
+/* The page's preview (page.c): the tree JSON of the nodes its first view can
+ * draw, when the tree has too many nodes for a first view within a second;
+ * nothing otherwise. */
+int tb_write_tree_preview_json(const struct tb_profile *p, FILE *f);
 /* speedscope JSON, one sampled profile per thread (.speedscope.json). */
 int tb_write_speedscope(const struct tb_profile *p, FILE *f);
 /* gzip-compressed pprof profile.proto (.pb.gz). */

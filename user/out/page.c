@@ -1,7 +1,10 @@
 /* page.c: the page writers (flame graph, heatmap).  The page template is embedded in
  * the binary (assets.S); the tree JSON is zlib-compressed, base64-encoded
  * (streamed: deflated as it is written) and put in place of @@TB_DATA@@, so the page is one self-contained file
- * that the browser inflates with DecompressionStream. */
+ * that the browser inflates with DecompressionStream.  A big tree's page also
+ * has a preview in place of @@TB_PREVIEW@@ (before the page's script, the data
+ * after it; JSON as it is, read without waiting for an inflate): the nodes its
+ * first view draws, shown while the rest loads. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +124,9 @@ static int write_compressed_json(FILE *out, const void *ctx, json_fn writer)
 	if (m) {
 		rc = writer(ctx, m);
 		rc |= fclose(m) ? -1 : 0; /* flushes the last of the JSON into deflate */
-		if (!rc && !zs->failed && !zpush(zs, NULL, 0, Z_FINISH))
+		if (!rc && !zs->failed && !zs->z.total_in)
+			; /* nothing written: nothing in the page either */
+		else if (!rc && !zs->failed && !zpush(zs, NULL, 0, Z_FINISH))
 			write_base64(out, zs->buf, ZCHUNK - zs->z.avail_out);
 		else
 			rc = -1;
@@ -140,16 +145,26 @@ static void title(const struct tb_profile *p, char *buf, size_t len)
 		snprintf(buf, len, "tachyon-bpf: %u Python processes", p->nprocs);
 }
 
+/* The template with its placeholders filled: the title, the preview (where
+ * the template has one: the flame graph's; as it is, JSON without a '<';
+ * preview NULL: empty) and the data. */
 static int write_page(const char *title_text, FILE *f, const char *tpl, const char *end,
-		      json_fn json, const void *ctx)
+		      json_fn json, json_fn preview, const void *ctx)
 {
-	const char *data = strstr(tpl, "@@TB_DATA@@"), *ttl = strstr(tpl, "@@TB_TITLE@@");
+	const char *ttl = strstr(tpl, "@@TB_TITLE@@"), *pv = strstr(tpl, "@@TB_PREVIEW@@");
+	const char *data = strstr(tpl, "@@TB_DATA@@");
 
-	if (!data || !ttl || ttl > data || data > end)
+	if (!data || !ttl || ttl > data || data > end || (pv && (pv < ttl || pv > data)))
 		return -1;
 	fwrite(tpl, 1, (size_t)(ttl - tpl), f);
 	write_html_escaped(f, title_text);
 	tpl = ttl + strlen("@@TB_TITLE@@");
+	if (pv) {
+		fwrite(tpl, 1, (size_t)(pv - tpl), f);
+		if (preview && preview(ctx, f))
+			return -1;
+		tpl = pv + strlen("@@TB_PREVIEW@@");
+	}
 	fwrite(tpl, 1, (size_t)(data - tpl), f);
 	if (write_compressed_json(f, ctx, json))
 		return -1;
@@ -163,6 +178,11 @@ static int tree_json(const void *p, FILE *f)
 	return tb_write_tree_json(p, f);
 }
 
+static int tree_preview_json(const void *p, FILE *f)
+{
+	return tb_write_tree_preview_json(p, f);
+}
+
 static int heatmap_json(const void *p, FILE *f)
 {
 	return tb_write_heatmap_json(p, f);
@@ -173,7 +193,7 @@ int tb_write_html(const struct tb_profile *p, FILE *f)
 	char t[512];
 
 	title(p, t, sizeof(t));
-	return write_page(t, f, tb_flamegraph_html, tb_flamegraph_html_end, tree_json, p);
+	return write_page(t, f, tb_flamegraph_html, tb_flamegraph_html_end, tree_json, tree_preview_json, p);
 }
 
 int tb_write_heatmap_html(const struct tb_profile *p, FILE *f)
@@ -181,7 +201,7 @@ int tb_write_heatmap_html(const struct tb_profile *p, FILE *f)
 	char t[512];
 
 	title(p, t, sizeof(t));
-	return write_page(t, f, tb_heatmap_html, tb_heatmap_html_end, heatmap_json, p);
+	return write_page(t, f, tb_heatmap_html, tb_heatmap_html_end, heatmap_json, NULL, p);
 }
 
 struct diff_args {
@@ -204,5 +224,5 @@ int tb_write_diff_html(const struct tb_profile *base, const struct tb_profile *c
 
 	snprintf(t, sizeof(t), "tachyon-bpf diff: %u vs %u Python samples",
 		 (unsigned)base->python_samples, (unsigned)cur->python_samples);
-	return write_page(t, f, tb_flamegraph_html, tb_flamegraph_html_end, diff_json, &a);
+	return write_page(t, f, tb_flamegraph_html, tb_flamegraph_html_end, diff_json, NULL, &a);
 }

@@ -405,24 +405,77 @@ void tb_outputs_end(void)
 	run_tree.built = 0;
 }
 
-int tb_write_tree_json(const struct tb_profile *p, FILE *f)
+/* The run's tree (built and pruned once: tb_outputs_begin), or *own. */
+static struct tb_tree *tree_of(const struct tb_profile *p, struct tb_tree *own,
+			       struct tb_columns ***cols)
 {
-	struct tb_tree own, *tp = &own;
-	struct tb_columns *own_cols = NULL, **cols = &own_cols;
+	struct tb_tree *tp = own;
 
 	if (p == run_tree.p) {
 		tp = &run_tree.t;
-		cols = &run_tree.cols;
-		if (!run_tree.built) {
-			tb_tree_build(tp, p, p->by_line);
-			tb_tree_prune(tp, p->min_fraction);
-			run_tree.built = 1;
-		}
-	} else {
-		tb_tree_build(tp, p, p->by_line);
-		tb_tree_prune(tp, p->min_fraction);
+		*cols = &run_tree.cols;
+		if (run_tree.built)
+			return tp;
+		run_tree.built = 1;
 	}
+	tb_tree_build(tp, p, p->by_line);
+	tb_tree_prune(tp, p->min_fraction);
+	return tp;
+}
+
+int tb_write_tree_json(const struct tb_profile *p, FILE *f)
+{
+	struct tb_tree own, *tp;
+	struct tb_columns *own_cols = NULL, **cols = &own_cols;
+
+	tp = tree_of(p, &own, &cols);
 	write_tree_json(p, tp, cols, f);
+	tb_columns_free(own_cols);
+	if (tp == &own)
+		tb_tree_free(tp);
+	return ferror(f) ? -1 : 0;
+}
+
+/* The page's preview: what its first view can draw, for trees of more nodes
+ * than a page takes in well under a second: the nodes of at least the first
+ * of these fractions of all samples (and of each of their threads') that
+ * keeps at most PREVIEW_NODES of them (a frame of a pixel of a graph 16,000
+ * or 4,000 pixels wide).  The page holds it as it is, before its script, so
+ * it is written only without a '<' (the JSON writer escapes every '<' in a
+ * string: there is none). */
+#define PREVIEW_FROM 100000
+#define PREVIEW_NODES 10000
+static const double preview_fractions[] = { 1.0 / 16000, 1.0 / 4000 };
+
+int tb_write_tree_preview_json(const struct tb_profile *p, FILE *f)
+{
+	struct tb_tree own, *tp;
+	struct tb_columns *own_cols = NULL, **cols = &own_cols, *preview = NULL;
+	char *text = NULL;
+	size_t len = 0;
+
+	tp = tree_of(p, &own, &cols);
+	if (tp->nn - tp->pruned > PREVIEW_FROM) {
+		for (size_t i = 0; i < sizeof(preview_fractions) / sizeof(*preview_fractions); i++) {
+			FILE *m;
+
+			tb_tree_prune_more(tp, preview_fractions[i]); /* coarser each time */
+			if (tp->nn - tp->pruned > PREVIEW_NODES)
+				continue;
+			m = open_memstream(&text, &len);
+			if (m) {
+				write_tree_json(p, tp, &preview, m);
+				if (fclose(m) || memchr(text, '<', len))
+					len = 0;
+			}
+			break;
+		}
+		tb_columns_free(preview);
+		tb_tree_prune(tp, p->min_fraction); /* the marks every other output reads */
+	}
+	if (len)
+		fwrite(text, 1, len, f);
+	free(text);
 	tb_columns_free(own_cols);
 	if (tp == &own)
 		tb_tree_free(tp);
