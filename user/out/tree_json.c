@@ -354,9 +354,10 @@ void tb_json_tasks(FILE *f, const struct tb_profile *p)
 	free(t);
 }
 
-/* cols: version 2's tables of t, made here when NULL (kept for the next output). */
+/* cols: version 2's tables of t, made here when NULL (kept for the next output);
+ * timeline: with the timeline (the page's preview goes without). */
 static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t,
-			    struct tb_columns **cols, FILE *f)
+			    struct tb_columns **cols, int timeline, FILE *f)
 {
 	unsigned version = p->json_version == 1 ? 1 : 2;
 
@@ -364,7 +365,8 @@ static void write_tree_json(const struct tb_profile *p, const struct tb_tree *t,
 	tb_json_meta(f, t);
 	fputc(',', f);
 	tb_json_threads(f, p);
-	tb_json_timeline(f, t);
+	if (timeline)
+		tb_json_timeline(f, t);
 	if (p->async_aware) {
 		fputc(',', f);
 		tb_json_tasks(f, p);
@@ -429,7 +431,7 @@ int tb_write_tree_json(const struct tb_profile *p, FILE *f)
 	struct tb_columns *own_cols = NULL, **cols = &own_cols;
 
 	tp = tree_of(p, &own, &cols);
-	write_tree_json(p, tp, cols, f);
+	write_tree_json(p, tp, cols, 1, f);
 	tb_columns_free(own_cols);
 	if (tp == &own)
 		tb_tree_free(tp);
@@ -440,7 +442,8 @@ int tb_write_tree_json(const struct tb_profile *p, FILE *f)
  * than a page takes in well under a second: the nodes of at least the first
  * of these fractions of all samples (and of each of their threads') that
  * keeps at most PREVIEW_NODES of them (a frame of a pixel of a graph 16,000
- * or 4,000 pixels wide).  The page holds it as it is, before its script, so
+ * or 4,000 pixels wide), without the timeline (most of its size: the strip
+ * comes with the data).  The page holds it as it is, before its script, so
  * it is written only without a '<' (the JSON writer escapes every '<' in a
  * string: there is none). */
 #define PREVIEW_FROM 100000
@@ -464,7 +467,7 @@ int tb_write_tree_preview_json(const struct tb_profile *p, FILE *f)
 				continue;
 			m = open_memstream(&text, &len);
 			if (m) {
-				write_tree_json(p, tp, &preview, m);
+				write_tree_json(p, tp, &preview, 0, m);
 				if (fclose(m) || memchr(text, '<', len))
 					len = 0;
 			}
