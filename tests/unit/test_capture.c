@@ -708,10 +708,10 @@ static int test_present(const struct tb_profile *p)
 	return p->hz == 4242;
 }
 
-static void test_write(struct tb_buf *b, const struct tb_profile *p)
+static void test_write(struct tb_cap_out *o, const struct tb_profile *p)
 {
-	tb_cap_u32(b, p->hz);
-	tb_cap_u32(b, p->strs.n > 1 ? 1 : 0);
+	tb_cap_u32(&o->b, p->hz);
+	tb_cap_u32(&o->b, p->strs.n > 1 ? 1 : 0);
 }
 
 static int test_read(struct tb_rd *r, struct tb_profile *p)
@@ -788,6 +788,52 @@ static void test_sections(void **state)
 	free(payload.d);
 	free(b.d);
 	free(plain.d);
+	tb_profile_free(&p);
+}
+
+/* The writer goes back to the header when the file can seek (a memory
+ * stream here), and keeps the compressed bytes until the end when it cannot:
+ * a pipe, a file opened for appending (after what it holds).  The same bytes. */
+static void test_unseekable_outputs(void **state)
+{
+	struct tb_profile p;
+	struct bytes b;
+	unsigned char *got = malloc(1 << 16);
+	char path[] = "/tmp/tb-cap-XXXXXX";
+	int fds[2], fd;
+	size_t n = 0;
+	ssize_t r;
+	FILE *f;
+
+	(void)state;
+	build_profile(&p);
+	b = capture_bytes(&p);
+	assert_true(b.n < 1 << 16); /* fits in the pipe */
+	assert_int_equal(pipe(fds), 0);
+	f = fdopen(fds[1], "w");
+	assert_non_null(f);
+	assert_int_equal(tb_write_capture(&p, f), 0);
+	assert_int_equal(fclose(f), 0);
+	while ((r = read(fds[0], got + n, (1 << 16) - n)) > 0)
+		n += (size_t)r;
+	close(fds[0]);
+	assert_int_equal(n, b.n);
+	assert_memory_equal(got, b.d, b.n);
+	fd = mkstemp(path);
+	assert_true(fd >= 0 && write(fd, "ab", 2) == 2);
+	close(fd);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	assert_int_equal(tb_write_capture(&p, f), 0);
+	assert_int_equal(fclose(f), 0);
+	f = fopen(path, "r");
+	n = fread(got, 1, 1 << 16, f);
+	fclose(f);
+	unlink(path);
+	assert_int_equal(n, b.n + 2);
+	assert_memory_equal(got + 2, b.d, b.n);
+	free(got);
+	free(b.d);
 	tb_profile_free(&p);
 }
 
@@ -906,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_random_flips),
 		cmocka_unit_test(test_round_trip_v2),
 		cmocka_unit_test(test_hand_made_payloads),
+		cmocka_unit_test(test_unseekable_outputs),
 		cmocka_unit_test(test_extensions),
 		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_speedscope_wins_over_json),

@@ -1,8 +1,8 @@
 /* tbp_io.h: the primitives of the capture format (docs/capture-format.md)
  * for its writer, its reader and the readers and writers of its extension
  * sections (out/tbp_sections.c): little-endian fixed-width integers,
- * doubles, strings, and a bounded reading cursor that fails once with one
- * sentence. */
+ * doubles, strings, an output that hands its bytes on a chunk at a time,
+ * and a bounded reading cursor that fails once with one sentence. */
 #ifndef TB_TBP_IO_H
 #define TB_TBP_IO_H
 #include <stddef.h>
@@ -18,6 +18,29 @@ static inline void tb_cap_u64(struct tb_buf *b, uint64_t v) { tb_cap_put(b, v, 8
 void tb_cap_f64(struct tb_buf *b, double v);
 /* u32 length, at most max bytes of s, a NUL */
 void tb_cap_str(struct tb_buf *b, const char *s, size_t max);
+
+/* An output written a chunk at a time: the writers put bytes into b and call
+ * tb_cap_out_chunk between entries; once b holds a chunk, pass hands its bytes
+ * on (the capture writer deflates them; a counting pass only counts them) and
+ * empties it, so that no part of a payload is ever built whole. */
+struct tb_cap_out {
+	struct tb_buf b;                        /* bytes put, not yet handed on */
+	void (*pass)(struct tb_cap_out *o);     /* hand b's bytes on, add them to n, empty b */
+	uint64_t n;                             /* bytes handed on */
+	int failed;                             /* set by pass (or a writer) on an error */
+};
+
+#define TB_CAP_OUT_CHUNK (256u << 10)
+static inline void tb_cap_out_chunk(struct tb_cap_out *o)
+{
+	if (o->b.n >= TB_CAP_OUT_CHUNK)
+		o->pass(o);
+}
+/* Bytes put so far, handed on or not. */
+static inline uint64_t tb_cap_out_size(const struct tb_cap_out *o)
+{
+	return o->n + o->b.n;
+}
 
 /* Reading: a cursor over untrusted bytes.  Every getter fails (once, with
  * one sentence naming `what`) instead of reading past the end; after a
