@@ -96,16 +96,16 @@ int tb_cap_sections_read(struct tb_rd *r, struct tb_profile *p)
 				return tb_rd_fail(r, "extension section %u appears twice", tag);
 		seen[i] = tag;
 		s = find(tag);
-		sub = *r;
+		sub = *r; /* the same stream, bounded to the section */
 		sub.left = (size_t)len;
-		tb_rd_take(r, (size_t)len, "extension");
-		if (!s)
-			continue; /* a newer feature's data: this version does without it */
-		if (s->read(&sub, p) || sub.failed) {
+		r->left -= (size_t)len;
+		if (!s) /* a newer feature's data: this version does without it */
+			tb_rd_skip(&sub, sub.left, "extension");
+		if ((s && s->read(&sub, p)) || sub.failed) {
 			r->failed = 1; /* sub wrote its sentence into r's buffer */
 			return -1;
 		}
-		if (sub.left)
+		if (s && sub.left)
 			return tb_rd_fail(r, "%zu unexpected bytes end the %s section", sub.left, s->name);
 	}
 	return r->failed ? -1 : 0;
