@@ -121,8 +121,8 @@ static long inflate_into(struct tb_rd *r, unsigned char *dst, size_t room)
 		int rc;
 
 		if (!src->z.avail_in && src->inleft) {
-			size_t n = src->inleft < (src->f ? sizeof(src->block) : MEM_BLOCK) ?
-				   (size_t)src->inleft : src->f ? sizeof(src->block) : MEM_BLOCK;
+			size_t most = src->f ? sizeof(src->block) : MEM_BLOCK;
+			size_t n = src->inleft < most ? (size_t)src->inleft : most;
 
 			if (src->f) {
 				n = fread(src->block, 1, n, src->f);
