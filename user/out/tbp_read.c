@@ -6,11 +6,11 @@
  * (out/tbp_io.c), from the file a block at a time: neither the file nor the
  * payload is ever held whole. */
 #include <errno.h>
-#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include "lib/mem.h"
 #include "out/tbp.h"
@@ -436,8 +436,9 @@ static int read_header(const unsigned char *b, size_t len, unsigned *version, ui
 	return 0;
 }
 
-/* A capture whose header (len bytes of the file, at most the first 32 of
- * them in hdr) was checked: its payload inflated from `in` or f. */
+/* A capture of len bytes whose first min(len, 32) are in hdr: the header
+ * checked, then the payload inflated from `in` (the bytes after the header,
+ * in memory) or from f (positioned there). */
 static int read_payload(const unsigned char *hdr, size_t len, const unsigned char *in, FILE *f,
 			struct tb_profile *out, char *err, size_t errlen)
 {
