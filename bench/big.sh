@@ -2,14 +2,16 @@
 # bench/big.sh: what rendering a capture of many unique stacks costs (issue 18): generated
 # captures (bench/gen_big.c: 1,000,704 samples in N unique stacks of depth 8-30 over 3,000
 # functions, one process, one thread, nothing pruned) rendered to a page and the tree JSON in one
-# run (`render X.tbp -o x.html -o x.json`): tree nodes, wall time, peak RSS, output sizes; then the
-# capture's own cost: peak RSS of reading it (`render X.tbp -o x.txt`, the smallest output) and of
-# reading and writing it again (`-o x.tbp`). No root needed.
+# run (`render X.tbp -o x.html -o x.json`): tree nodes, wall time, peak RSS, output sizes.
+# No root needed.
 #
 #   bash bench/big.sh [N ...]     (default 10000 100000 1000000)
 #   TACHYON=/path/to/tachyon-bpf bash bench/big.sh ...   (another build, e.g. the one before a change)
 #
-# Prints two markdown tables (append them to bench/big-results.md by hand, with the commit).
+# Prints a markdown table (append it to bench/big-results.md by hand, with the commit), then a
+# second one of the capture file's own cost, the same captures made again: peak RSS and wall time of
+# reading one (`render X.tbp -o x.txt`, the smallest output) and of reading and writing it again
+# (`-o x.tbp`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -25,7 +27,6 @@ tachyon=${TACHYON:-./tachyon-bpf}
 mb() { python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) / 1e6))" "$1"; }
 echo "| unique stacks | tree nodes | render .html + .json: wall (s) | CPU user + sys (s) | peak RSS (MB) | page (MB) | JSON (MB) |"
 echo "|---|---|---|---|---|---|---|"
-capture_rows=()
 for n in "${sizes[@]}"; do
 	nodes=$("$out/gen_big" "$out/big.tbp" "$n" | sed -n 's/.*, \([0-9]*\) tree nodes/\1/p')
 	/usr/bin/time -f '%e %M %U %S' -o "$out/time" "$tachyon" render -q "$out/big.tbp" \
@@ -33,16 +34,19 @@ for n in "${sizes[@]}"; do
 	read -r wall rss_kb user sys <"$out/time"
 	echo "| $n | $nodes | $wall | $(python3 -c "print('%.2f' % ($user + $sys))") | $((rss_kb / 1024)) | $(mb "$(stat -c %s "$out/big.html")") |" \
 		"$(mb "$(stat -c %s "$out/big.json")") |"
+	rm -f "$out/big.tbp" "$out/big.html" "$out/big.json"
+done
+echo
+echo "| unique stacks | capture (MB) | render -o .txt: peak RSS (MB) | wall (s) | render -o .tbp: peak RSS (MB) | wall (s) |"
+echo "|---|---|---|---|---|---|"
+for n in "${sizes[@]}"; do
+	"$out/gen_big" "$out/big.tbp" "$n" >/dev/null
 	row="| $n | $(mb "$(stat -c %s "$out/big.tbp")") |"
 	for o in txt tbp; do
 		/usr/bin/time -f '%e %M' -o "$out/time" "$tachyon" render -q "$out/big.tbp" -o "$out/again.$o"
 		read -r wall rss_kb <"$out/time"
 		row="$row $((rss_kb / 1024)) | $wall |"
 	done
-	capture_rows+=("$row")
-	rm -f "$out/big.tbp" "$out/big.html" "$out/big.json" "$out/again.txt" "$out/again.tbp"
+	echo "$row"
+	rm -f "$out/big.tbp" "$out/again.txt" "$out/again.tbp"
 done
-echo
-echo "| unique stacks | capture (MB) | render -o .txt: peak RSS (MB) | wall (s) | render -o .tbp: peak RSS (MB) | wall (s) |"
-echo "|---|---|---|---|---|---|"
-printf '%s\n' "${capture_rows[@]}"
