@@ -10,7 +10,10 @@
 #   bash bench/big.sh [N ...]     (default 10000 100000 1000000)
 #   TACHYON=/path/to/tachyon-bpf bash bench/big.sh ...   (another build, e.g. the one before a change)
 #
-# Prints a markdown table (append it to bench/big-results.md by hand, with the commit).
+# Prints a markdown table (append it to bench/big-results.md by hand, with the commit), then a
+# second one of the capture file's own cost, the same captures made again: peak RSS and wall time of
+# reading one (`render X.tbp -o x.txt`, the smallest output) and of reading and writing it again
+# (`-o x.tbp`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -49,4 +52,18 @@ for n in "${sizes[@]}"; do
 	echo "| $n | $nodes | $wall | $(python3 -c "print('%.2f' % ($user + $sys))") | $((rss_kb / 1024)) | $(mb "$(stat -c %s "$out/big.html")") |" \
 		"$(mb "$(stat -c %s "$out/big.json")") |$page"
 	rm -f "$out/big.tbp" "$out/big.html" "$out/big.json"
+done
+echo
+echo "| unique stacks | capture (MB) | render -o .txt: peak RSS (MB) | wall (s) | render -o .tbp: peak RSS (MB) | wall (s) |"
+echo "|---|---|---|---|---|---|"
+for n in "${sizes[@]}"; do
+	"$out/gen_big" "$out/big.tbp" "$n" >/dev/null
+	row="| $n | $(mb "$(stat -c %s "$out/big.tbp")") |"
+	for o in txt tbp; do
+		/usr/bin/time -f '%e %M' -o "$out/time" "$tachyon" render -q "$out/big.tbp" -o "$out/again.$o"
+		read -r wall rss_kb <"$out/time"
+		row="$row $((rss_kb / 1024)) | $wall |"
+	done
+	echo "$row"
+	rm -f "$out/big.tbp" "$out/again.txt" "$out/again.tbp"
 done

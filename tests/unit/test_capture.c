@@ -708,10 +708,10 @@ static int test_present(const struct tb_profile *p)
 	return p->hz == 4242;
 }
 
-static void test_write(struct tb_buf *b, const struct tb_profile *p)
+static void test_write(struct tb_cap_out *o, const struct tb_profile *p)
 {
-	tb_cap_u32(b, p->hz);
-	tb_cap_u32(b, p->strs.n > 1 ? 1 : 0);
+	tb_cap_u32(&o->b, p->hz);
+	tb_cap_u32(&o->b, p->strs.n > 1 ? 1 : 0);
 }
 
 static int test_read(struct tb_rd *r, struct tb_profile *p)
@@ -788,6 +788,160 @@ static void test_sections(void **state)
 	free(payload.d);
 	free(b.d);
 	free(plain.d);
+	tb_profile_free(&p);
+}
+
+/* The writer goes back to the header when the file can seek (a memory
+ * stream here), and keeps the compressed bytes until the end when it cannot:
+ * a pipe, a file opened for appending (after what it holds).  The same bytes. */
+static void test_unseekable_outputs(void **state)
+{
+	struct tb_profile p;
+	struct bytes b;
+	unsigned char *got = malloc(1 << 16);
+	char path[] = "/tmp/tb-cap-XXXXXX";
+	int fds[2], fd;
+	size_t n = 0;
+	ssize_t r;
+	FILE *f;
+
+	(void)state;
+	build_profile(&p);
+	b = capture_bytes(&p);
+	assert_true(b.n < 1 << 16); /* fits in the pipe */
+	assert_int_equal(pipe(fds), 0);
+	f = fdopen(fds[1], "w");
+	assert_non_null(f);
+	assert_int_equal(tb_write_capture(&p, f), 0);
+	assert_int_equal(fclose(f), 0);
+	while ((r = read(fds[0], got + n, (1 << 16) - n)) > 0)
+		n += (size_t)r;
+	close(fds[0]);
+	assert_int_equal(n, b.n);
+	assert_memory_equal(got, b.d, b.n);
+	fd = mkstemp(path);
+	assert_true(fd >= 0 && write(fd, "ab", 2) == 2);
+	close(fd);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	assert_int_equal(tb_write_capture(&p, f), 0);
+	assert_int_equal(fclose(f), 0);
+	f = fopen(path, "r");
+	n = fread(got, 1, 1 << 16, f);
+	fclose(f);
+	unlink(path);
+	assert_int_equal(n, b.n + 2);
+	assert_memory_equal(got + 2, b.d, b.n);
+	free(got);
+	free(b.d);
+	tb_profile_free(&p);
+}
+
+/* A payload many times the reader's window: a line table and a section
+ * (u32 count, count x u32) each larger than the window, thousands of deep
+ * stacks; read from a file a block at a time, from memory, and with the
+ * section unknown (skipped across windows). */
+#define BIG_CELLS 300000u
+static int big_section_ok;
+
+static int big_present(const struct tb_profile *p)
+{
+	return p->hz == 4343;
+}
+
+static void big_write(struct tb_cap_out *o, const struct tb_profile *p)
+{
+	(void)p;
+	tb_cap_u32(&o->b, BIG_CELLS);
+	for (uint32_t i = 0; i < BIG_CELLS; i++) {
+		tb_cap_u32(&o->b, i * 7);
+		tb_cap_out_chunk(o);
+	}
+}
+
+static int big_read(struct tb_rd *r, struct tb_profile *p)
+{
+	uint32_t n = tb_rd_count(r, 4, "big");
+
+	(void)p;
+	for (uint32_t i = 0; i < n && !r->failed; i++)
+		if (tb_rd_get(r, 4, "big") != i * 7)
+			return tb_rd_fail(r, "big section value %u is wrong", i);
+	big_section_ok = !r->failed && n == BIG_CELLS;
+	return r->failed ? -1 : 0;
+}
+
+static const struct tb_cap_section big_rows[] = {
+	{ TB_CAP_SEC_TEST, "big", big_present, big_write, big_read },
+	{ 0, NULL, NULL, NULL, NULL },
+};
+
+static void test_big_payload(void **state)
+{
+	struct tb_profile p, q;
+	size_t tlen = 700000;
+	unsigned char *table = malloc(tlen);
+	char err[256] = "", path[] = "/tmp/tb-big-XXXXXX", *want, *got;
+	struct bytes b;
+	uint32_t code;
+	int fd;
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < tlen; i++)
+		table[i] = LT311[i % sizeof(LT311)];
+	build_profile(&p);
+	p.hz = 4343;
+	code = tb_sym_insert(&p.sym, PID, 0x6000, 6, 11, "big", "/big.py", 1, table, (uint32_t)tlen);
+	for (uint32_t i = 0; i < 4000; i++) {
+		struct tb_sframe fr[40];
+		uint16_t depth = (uint16_t)(10 + i % 30);
+
+		for (uint16_t d = 0; d < depth; d++)
+			fr[d] = (struct tb_sframe){ d == 0 ? code : (i + d) % code, (int32_t)(i * 2 + d), 0, 0 };
+		tb_profile_add_stack(&p, 0, 0, fr, depth, 1 + i % 5);
+	}
+	tb_cap_sections_override(big_rows);
+	b = capture_bytes(&p);
+	assert_true(tb_rd_le(b.d + 16, 8) > (2u << 20)); /* the payload: many windows */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_int_equal(fwrite(b.d, 1, b.n, f), b.n);
+	assert_int_equal(fclose(f), 0);
+	want = render(tb_write_folded, &p, NULL);
+	big_section_ok = 0;
+	assert_int_equal(tb_read_capture(path, &q, err, sizeof(err)), 0);
+	assert_true(big_section_ok);
+	assert_int_equal(q.sym.codes[code].linetable_len, tlen);
+	assert_memory_equal(q.sym.codes[code].linetable, table, tlen);
+	got = render(tb_write_folded, &q, NULL);
+	assert_string_equal(got, want);
+	free(got);
+	tb_profile_free(&q);
+	big_section_ok = 0;
+	assert_int_equal(tb_read_capture_mem(b.d, b.n, &q, err, sizeof(err)), 0);
+	assert_true(big_section_ok);
+	tb_profile_free(&q);
+	tb_cap_sections_override(NULL); /* unknown: skipped */
+	big_section_ok = 0;
+	assert_int_equal(tb_read_capture(path, &q, err, sizeof(err)), 0);
+	assert_false(big_section_ok);
+	got = render(tb_write_folded, &q, NULL);
+	assert_string_equal(got, want);
+	free(got);
+	tb_profile_free(&q);
+	/* cut short in the middle of the section: the file, or the stream */
+	assert_int_equal(truncate(path, (off_t)b.n - 1000), 0);
+	assert_int_equal(tb_read_capture(path, &q, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "truncated"));
+	unlink(path);
+	expect_fail(b.d, b.n - 1000, "truncated");
+	put_le(b.d + 24, b.n - 1000 - TB_CAP_HEADER_SIZE, 8); /* the stream itself cut short */
+	expect_fail(b.d, b.n - 1000, "decompress");
+	free(want);
+	free(table);
+	free(b.d);
 	tb_profile_free(&p);
 }
 
@@ -906,6 +1060,8 @@ int main(void)
 		cmocka_unit_test(test_random_flips),
 		cmocka_unit_test(test_round_trip_v2),
 		cmocka_unit_test(test_hand_made_payloads),
+		cmocka_unit_test(test_unseekable_outputs),
+		cmocka_unit_test(test_big_payload),
 		cmocka_unit_test(test_extensions),
 		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_speedscope_wins_over_json),

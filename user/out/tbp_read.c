@@ -2,12 +2,15 @@
  * that every writer can render.  The file is untrusted: every count is
  * bounded by the bytes left before anything is allocated, every index is
  * range-checked, and any problem ends the read with one sentence
- * (docs/capture-format.md). */
+ * (docs/capture-format.md).  The payload is inflated as it is parsed
+ * (out/tbp_io.c), from the file a block at a time: neither the file nor the
+ * payload is ever held whole. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include "lib/mem.h"
 #include "out/tbp.h"
@@ -98,28 +101,38 @@ static int read_meta(struct tb_rd *r, struct tb_profile *p)
 	return r->version >= 2 ? read_meta_v2(r, p, flags) : 0;
 }
 
+/* The string table: each string interned as it is read (in order: the same
+ * ids as when written, unless the file repeats one), its id kept by the
+ * file's. */
 static int read_strings(struct tb_rd *r, struct tb_profile *p)
 {
-	uint32_t n = tb_rd_count(r, 5, "string table");
+	uint32_t n = tb_rd_count(r, 5, "string table"), cap = 0;
+	int first_set = 0;
 
 	if (r->failed)
 		return -1;
 	if (n == 0)
 		return tb_rd_fail(r, "the string table is empty");
-	r->strs = malloc((size_t)n * sizeof(*r->strs));
-	if (!r->strs)
-		return tb_rd_fail(r, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
-		r->strs[i] = tb_rd_str(r, "string table");
-		if (!r->strs[i])
+		const char *s = tb_rd_str(r, "string table");
+
+		if (!s)
 			return -1;
+		r->sids = tb_grow(r->sids, &cap, i + 1, sizeof(*r->sids), 1024); /* as strings come */
+		if (i == 0)
+			first_set = s[0] != 0;
+		r->sids[i] = i ? tb_strtab_intern(&p->strs, s) : 0;
 	}
 	r->nstrs = n;
-	if (r->strs[0][0])
+	if (first_set)
 		return tb_rd_fail(r, "string 0 of the string table is not empty");
-	for (uint32_t i = 1; i < n; i++) /* in order: the same ids as when written */
-		tb_strtab_intern(&p->strs, r->strs[i]);
 	return 0;
+}
+
+/* String id of the file (checked by tb_rd_strid) -> the string. */
+static const char *file_str(const struct tb_rd *r, const struct tb_profile *p, uint32_t id)
+{
+	return tb_str(&p->strs, r->sids[id]);
 }
 
 static int read_processes(struct tb_rd *r, struct tb_profile *p)
@@ -204,9 +217,9 @@ static int read_threads(struct tb_rd *r, struct tb_profile *p)
 		if (!bsearch(&pid, r->pids, r->npids, sizeof(pid), cmp_u32))
 			return tb_rd_fail(r, "thread %u belongs to pid %u, which is not among the processes",
 				    i, pid);
-		idx = tb_profile_add_thread(p, pid, tid, ns_tid, r->strs[name]);
+		idx = tb_profile_add_thread(p, pid, tid, ns_tid, file_str(r, p, name));
 		t = &p->threads[idx]; /* after the call: it may move the array */
-		t->comm = tb_strtab_intern(&p->strs, r->strs[comm]);
+		t->comm = r->sids[comm];
 		t->python_name = t->comm != t->name;
 		t->ident = tb_rd_get(r, 8, "thread");
 		t->samples = tb_rd_get(r, 8, "thread");
@@ -271,8 +284,8 @@ static int read_codes(struct tb_rd *r, struct tb_profile *p)
 		if (kind != TB_CODE_PYTHON && (pid || code_id || py_minor || firstlineno || nbytes || tlen))
 			return tb_rd_fail(r, "code object %u is a %s function with a pid, bytecode or lines", i,
 				    tb_code_kind_name((unsigned)kind));
-		idx = insert_code(p, kind, pid, addr, code_id, py_minor, r->strs[qualname],
-				  r->strs[filename], firstlineno, table, tlen);
+		idx = insert_code(p, kind, pid, addr, code_id, py_minor, file_str(r, p, qualname),
+				  file_str(r, p, filename), firstlineno, table, tlen);
 		if (idx != i) {
 			/* same (pid, address, id) as an earlier, forgotten one: keep both
 			 * (a few: each one lengthens the symbolizer's probe chains) */
@@ -280,8 +293,8 @@ static int read_codes(struct tb_rd *r, struct tb_profile *p)
 				return tb_rd_fail(r, "more than %u code objects repeat an earlier one's address",
 					    MAX_DUP_CODES);
 			p->sym.codes[idx].dead = 1;
-			idx = insert_code(p, kind, pid, addr, code_id, py_minor, r->strs[qualname],
-					  r->strs[filename], firstlineno, table, tlen);
+			idx = insert_code(p, kind, pid, addr, code_id, py_minor, file_str(r, p, qualname),
+					  file_str(r, p, filename), firstlineno, table, tlen);
 		}
 		if (idx != i)
 			return tb_rd_fail(r, "code object %u could not be indexed", i);
@@ -345,16 +358,31 @@ static int read_stacks(struct tb_rd *r, struct tb_profile *p)
 	return r->failed ? -1 : 0;
 }
 
-static int parse_payload(const unsigned char *d, size_t len, unsigned version, struct tb_profile *p,
+/* The payload, as it is inflated: the sections in order, then the end of
+ * the stream exactly where the header said.  A stream that does not
+ * decompress says so rather than what its damaged bytes made the parser
+ * see, as when it was inflated whole before parsing: the rest is inflated
+ * (unread) after a parse error too, and zlib's sentence replaces it. */
+static int parse_payload(struct tb_rd_src *src, uint64_t plen, unsigned version, struct tb_profile *p,
 			 char *err, size_t errlen)
 {
-	struct tb_rd r = { d, len, version, err, errlen, 0, NULL, 0, NULL, 0 };
+	struct tb_rd r = { src, (size_t)plen, version, err, errlen, 0, NULL, 0, NULL, 0 };
 
 	if (!read_meta(&r, p) && !read_strings(&r, p) && !read_processes(&r, p) && !sort_pids(&r, p) &&
 	    !read_threads(&r, p) && !read_codes(&r, p) && !read_stacks(&r, p) &&
-	    (version < 3 || !tb_cap_sections_read(&r, p)) && r.left)
-		tb_rd_fail(&r, "%zu unexpected bytes follow the %s", r.left, version < 3 ? "stacks" : "extension sections");
-	free(r.strs);
+	    (version < 3 || !tb_cap_sections_read(&r, p))) {
+		size_t extra = r.left;
+
+		if (!tb_rd_src_drain(&r) && extra)
+			tb_rd_fail(&r, "%zu unexpected bytes follow the %s", extra,
+				   version < 3 ? "stacks" : "extension sections");
+	} else {
+		struct tb_rd rest = r;
+
+		rest.failed = 0; /* its sentence, if any, goes over the parser's */
+		tb_rd_src_drain(&rest);
+	}
+	free(r.sids);
 	free(r.pids);
 	return r.failed ? -1 : 0;
 }
@@ -408,59 +436,50 @@ static int read_header(const unsigned char *b, size_t len, unsigned *version, ui
 	return 0;
 }
 
+/* A capture of len bytes whose first min(len, 32) are in hdr: the header
+ * checked, then the payload inflated from `in` (the bytes after the header,
+ * in memory) or from f (positioned there). */
+static int read_payload(const unsigned char *hdr, size_t len, const unsigned char *in, FILE *f,
+			struct tb_profile *out, char *err, size_t errlen)
+{
+	struct tb_rd_src *src;
+	uint64_t plen, zlen;
+	unsigned version;
+	int rc;
+
+	if (read_header(hdr, len, &version, &plen, &zlen, err, errlen))
+		return -1;
+	src = tb_rd_src_new(in, f, zlen, plen);
+	if (!src) {
+		snprintf(err, errlen, "out of memory for the payload");
+		return -1;
+	}
+	rc = parse_payload(src, plen, version, out, err, errlen);
+	tb_rd_src_free(src);
+	return rc;
+}
+
 int tb_read_capture_mem(const void *buf, size_t len, struct tb_profile *out, char *err,
 			size_t errlen)
 {
 	const unsigned char *b = buf;
-	uint64_t plen, zlen;
-	unsigned char *pay;
-	unsigned version;
-	uLongf got;
-	uLong used;
-	int zrc;
 
 	tb_profile_init(out);
-	if (read_header(b, len, &version, &plen, &zlen, err, errlen))
-		goto fail;
-	pay = tb_alloc(plen);
-	if (!pay) {
-		snprintf(err, errlen, "out of memory for a %llu-byte payload", (unsigned long long)plen);
-		goto fail;
+	if (read_payload(b, len, len >= TB_CAP_HEADER_SIZE ? b + TB_CAP_HEADER_SIZE : NULL, NULL, out, err,
+			 errlen)) {
+		tb_profile_free(out);
+		return -1;
 	}
-	got = plen;
-	used = zlen;
-	zrc = uncompress2(pay, &got, b + TB_CAP_HEADER_SIZE, &used);
-	if (zrc != Z_OK || got != plen || used != zlen) {
-		snprintf(err, errlen, "corrupt capture: the compressed payload does not decompress "
-			 "(%s)", zrc == Z_OK ? "size mismatch" : zrc == Z_MEM_ERROR ? "out of memory" :
-			 zrc == Z_BUF_ERROR ? "longer than announced or cut short" : "bad data");
-		free(pay);
-		goto fail;
-	}
-	if (parse_payload(pay, plen, version, out, err, errlen)) {
-		free(pay);
-		goto fail;
-	}
-	free(pay);
 	return 0;
-fail:
-	tb_profile_free(out);
-	return -1;
 }
 
-int tb_read_capture(const char *path, struct tb_profile *out, char *err, size_t errlen)
+/* A file that is not a regular one (a pipe): read whole, up to the largest capture. */
+static int read_unsized(FILE *f, struct tb_profile *out, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
 	unsigned char *b = NULL;
 	size_t n = 0, cap = 0;
 	int rc;
 
-	if (!f) {
-		tb_profile_init(out);
-		snprintf(err, errlen, "cannot open: %s", strerror(errno));
-		tb_profile_free(out);
-		return -1;
-	}
 	for (;;) {
 		size_t got;
 
@@ -490,14 +509,54 @@ int tb_read_capture(const char *path, struct tb_profile *out, char *err, size_t 
 		snprintf(err, errlen, "read error: %s", strerror(errno));
 		goto fail;
 	}
-	fclose(f);
 	rc = tb_read_capture_mem(b, n, out, err, errlen);
 	free(b);
 	return rc;
 fail:
-	fclose(f);
 	free(b);
 	tb_profile_init(out);
 	tb_profile_free(out);
 	return -1;
+}
+
+int tb_read_capture(const char *path, struct tb_profile *out, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	unsigned char hdr[TB_CAP_HEADER_SIZE];
+	struct stat st;
+	size_t got;
+	int rc = -1;
+
+	tb_profile_init(out);
+	if (!f) {
+		snprintf(err, errlen, "cannot open: %s", strerror(errno));
+		tb_profile_free(out);
+		return -1;
+	}
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		tb_profile_free(out);
+		rc = read_unsized(f, out, err, errlen);
+		fclose(f);
+		return rc;
+	}
+	if ((uint64_t)st.st_size > MAX_FILE) {
+		snprintf(err, errlen, "file is larger than any capture can be");
+		goto out;
+	}
+	got = fread(hdr, 1, sizeof(hdr), f);
+	if (ferror(f)) {
+		snprintf(err, errlen, "read error: %s", strerror(errno));
+		goto out;
+	}
+	/* the size the file had (a file cut since reads as cut) */
+	rc = read_payload(hdr, got < sizeof(hdr) ? got : (size_t)st.st_size, NULL, f, out, err, errlen);
+	if (!rc && ferror(f)) {
+		snprintf(err, errlen, "read error: %s", strerror(errno));
+		rc = -1;
+	}
+out:
+	fclose(f);
+	if (rc)
+		tb_profile_free(out);
+	return rc;
 }

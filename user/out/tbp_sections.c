@@ -1,5 +1,6 @@
 /* tbp_sections.c: the table of a capture file's extension sections and the
  * trailer that holds them (format version 3; out/tbp_sections.h). */
+#include <stdlib.h>
 #include <string.h>
 #include "out/tbp_sections.h"
 
@@ -33,24 +34,35 @@ int tb_cap_sections_present(const struct tb_profile *p)
 	return 0;
 }
 
-void tb_cap_sections_write(struct tb_buf *b, const struct tb_profile *p)
+/* The counting pass: a section's length comes before its bytes. */
+static void count_pass(struct tb_cap_out *o)
+{
+	o->n += o->b.n;
+	o->b.n = 0;
+}
+
+void tb_cap_sections_write(struct tb_cap_out *o, const struct tb_profile *p)
 {
 	uint32_t n = 0;
 
 	for (const struct tb_cap_section *s = tb_cap_sections_table(); s->tag; s++)
 		n += s->present(p) != 0;
-	tb_cap_u32(b, n);
+	tb_cap_u32(&o->b, n);
 	for (const struct tb_cap_section *s = tb_cap_sections_table(); s->tag; s++) {
-		size_t at;
+		struct tb_cap_out count = { .pass = count_pass };
+		uint64_t at;
 
 		if (!s->present(p))
 			continue;
-		tb_cap_u32(b, s->tag);
-		at = b->n;
-		tb_cap_u64(b, 0); /* the length, filled in below */
-		s->write(b, p);
-		for (int i = 0; i < 8; i++)
-			b->d[at + (size_t)i] = (unsigned char)((uint64_t)(b->n - at - 8) >> (8 * i));
+		s->write(&count, p);
+		free(count.b.d);
+		tb_cap_u32(&o->b, s->tag);
+		tb_cap_u64(&o->b, tb_cap_out_size(&count));
+		at = tb_cap_out_size(o);
+		s->write(o, p);
+		if (tb_cap_out_size(o) - at != tb_cap_out_size(&count))
+			o->failed = 1; /* the two passes differ: the length written is wrong */
+		tb_cap_out_chunk(o);
 	}
 }
 
@@ -84,16 +96,16 @@ int tb_cap_sections_read(struct tb_rd *r, struct tb_profile *p)
 				return tb_rd_fail(r, "extension section %u appears twice", tag);
 		seen[i] = tag;
 		s = find(tag);
-		sub = *r;
+		sub = *r; /* the same stream, bounded to the section */
 		sub.left = (size_t)len;
-		tb_rd_take(r, (size_t)len, "extension");
-		if (!s)
-			continue; /* a newer feature's data: this version does without it */
-		if (s->read(&sub, p) || sub.failed) {
+		r->left -= (size_t)len;
+		if (!s) /* a newer feature's data: this version does without it */
+			tb_rd_skip(&sub, sub.left, "extension");
+		if ((s && s->read(&sub, p)) || sub.failed) {
 			r->failed = 1; /* sub wrote its sentence into r's buffer */
 			return -1;
 		}
-		if (sub.left)
+		if (s && sub.left)
 			return tb_rd_fail(r, "%zu unexpected bytes end the %s section", sub.left, s->name);
 	}
 	return r->failed ? -1 : 0;

@@ -24,8 +24,10 @@ struct tb_cap_section {
 	const char *name;             /* for messages: "the <name> section" */
 	/* does p hold data for this section? */
 	int (*present)(const struct tb_profile *p);
-	/* append the section's bytes (without tag and length) */
-	void (*write)(struct tb_buf *b, const struct tb_profile *p);
+	/* put the section's bytes (without tag and length), a chunk at a time
+	 * (tb_cap_out_chunk); called twice, first to count them: both calls
+	 * must put the same bytes */
+	void (*write)(struct tb_cap_out *o, const struct tb_profile *p);
 	/* read them from r (bounded to the section's length; r->strs and
 	 * r->pids are the file's): 0, or -1 after tb_rd_fail. Every byte of the
 	 * section must be consumed. */
@@ -34,7 +36,7 @@ struct tb_cap_section {
 
 /* The tasks section (out/tbp_tasks.c). */
 int tb_cap_tasks_present(const struct tb_profile *p);
-void tb_cap_tasks_write(struct tb_buf *b, const struct tb_profile *p);
+void tb_cap_tasks_write(struct tb_cap_out *o, const struct tb_profile *p);
 int tb_cap_tasks_read(struct tb_rd *r, struct tb_profile *p);
 
 /* The rows, NULL-terminated by a row with tag 0 and no functions. */
@@ -45,13 +47,14 @@ const struct tb_cap_section *tb_cap_sections_table(void);
 
 /* The timeline section (out/tbp_timeline.c). */
 int tb_cap_timeline_present(const struct tb_profile *p);
-void tb_cap_timeline_write(struct tb_buf *b, const struct tb_profile *p);
+void tb_cap_timeline_write(struct tb_cap_out *o, const struct tb_profile *p);
 int tb_cap_timeline_read(struct tb_rd *r, struct tb_profile *p);
 
 /* Is any section present (then the file is version 3)? */
 int tb_cap_sections_present(const struct tb_profile *p);
-/* The trailer: count, then tag, length, bytes per present section. */
-void tb_cap_sections_write(struct tb_buf *b, const struct tb_profile *p);
+/* The trailer: count, then tag, length, bytes per present section (each
+ * written once to count its bytes, then for real). */
+void tb_cap_sections_write(struct tb_cap_out *o, const struct tb_profile *p);
 /* Read the trailer of a version 3 payload (known tags parsed, others skipped). */
 int tb_cap_sections_read(struct tb_rd *r, struct tb_profile *p);
 

@@ -12,8 +12,9 @@ int tb_cap_tasks_present(const struct tb_profile *p)
 	return p->async_aware;
 }
 
-void tb_cap_tasks_write(struct tb_buf *b, const struct tb_profile *p)
+void tb_cap_tasks_write(struct tb_cap_out *o, const struct tb_profile *p)
 {
+	struct tb_buf *b = &o->b;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < p->sym.n; i++)
@@ -21,8 +22,10 @@ void tb_cap_tasks_write(struct tb_buf *b, const struct tb_profile *p)
 	tb_cap_u64(b, p->task_samples);
 	tb_cap_u32(b, n);
 	for (uint32_t i = 0; i < p->sym.n; i++)
-		if (p->sym.codes[i].kind == TB_CODE_TASK)
+		if (p->sym.codes[i].kind == TB_CODE_TASK) {
 			tb_cap_u32(b, i);
+			tb_cap_out_chunk(o);
+		}
 }
 
 /* A code object that can be a task frame: pid 0, no lines, "<task ...>" in "<task>". */

@@ -1,11 +1,12 @@
 /* tbp_timeline.c: the timeline section of a capture file (tag
  * TB_CAP_SEC_TIMELINE, docs/capture-format.md section 7): the bucket width,
  * the wall time of bucket 0, the buckets used, then the cells of the
- * stacks and of the thread states, each sorted by (series, bucket) and
- * written as steps (put_cells).  The
+ * stacks and of the thread states, each in (series, bucket) order and
+ * written as steps (put_cells), a chunk at a time.  The
  * reader checks every cell against the profile read before it: a series
  * names a stack (or a thread's state), a bucket is one of those used, and
  * the cells of a series add up to exactly its count. */
+#define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
@@ -46,47 +47,92 @@ static uint64_t get_var(struct tb_rd *r)
 	return 0;
 }
 
-/* The cells sorted, one per (series, bucket), without touching p: the
+/* The order of s's cells by (series, bucket), as cell indices: NULL when
+ * they are in that order already (a profile read from a capture); else a
+ * counting sort by series (4 bytes a cell, where a sorted copy of the cells
+ * took 16 and qsort as many again), each series' cells then put in bucket
+ * order (they arrive in time order, so that is nearly always done). */
+static int bucket_cmp(const void *a, const void *b, void *cells)
+{
+	const struct tb_tcell *c = cells;
+	uint32_t x = c[*(const uint32_t *)a].bucket, y = c[*(const uint32_t *)b].bucket;
+
+	return (x > y) - (x < y);
+}
+
+static uint32_t *cell_order(const struct tb_tseries *s)
+{
+	uint32_t *order, *end, nseries = 0, i;
+
+	for (i = 1; i < s->n && tb_tcell_cmp(&s->c[i - 1], &s->c[i]) < 0; i++)
+		;
+	if (i >= s->n)
+		return NULL;
+	for (i = 0; i < s->n; i++)
+		if (s->c[i].series >= nseries)
+			nseries = s->c[i].series + 1;
+	order = tb_calloc(s->n, sizeof(*order));
+	end = tb_calloc((size_t)nseries + 1, sizeof(*end)); /* series k: cells end[k - 1] .. end[k] */
+	for (i = 0; i < s->n; i++)
+		end[s->c[i].series + 1]++;
+	for (i = 1; i <= nseries; i++)
+		end[i] += end[i - 1];
+	for (i = 0; i < s->n; i++)
+		order[end[s->c[i].series]++] = i; /* end[k] moves from series k's start to its end */
+	for (uint32_t k = 0, from = 0; k < nseries; from = end[k++]) {
+		for (i = from + 1; i < end[k] && s->c[order[i - 1]].bucket <= s->c[order[i]].bucket; i++)
+			;
+		if (i < end[k])
+			qsort_r(order + from, end[k] - from, sizeof(*order), bucket_cmp, s->c);
+	}
+	free(end);
+	return order;
+}
+
+/* The cells in order, one per (series, bucket), without touching p: the
  * series that have cells, each as its step from the previous (the first
  * from -1), its cell count, then per cell the bucket's step from the
  * previous (the first from -1) and the count, all LEB128. */
-static void put_cells(struct tb_buf *b, const struct tb_tseries *s)
+static void put_cells(struct tb_cap_out *o, const struct tb_tseries *s)
 {
-	struct tb_tcell *c = tb_calloc(s->n, sizeof(*c));
-	uint32_t n = 0, nseries = 0;
+	uint32_t *order = cell_order(s), nseries = 0;
+	const struct tb_tcell *c = s->c;
+#define CELL(j) (&c[order ? order[j] : (j)])
 
-	if (s->n)
-		memcpy(c, s->c, (size_t)s->n * sizeof(*c));
-	tb_qsort(c, s->n, sizeof(*c), tb_tcell_cmp);
-	for (uint32_t i = 0; i < s->n; i++) {
-		if (n && c[n - 1].series == c[i].series && c[n - 1].bucket == c[i].bucket)
-			c[n - 1].count += c[i].count;
-		else
-			c[n++] = c[i];
-	}
-	for (uint32_t i = 0; i < n; i++)
-		nseries += !i || c[i].series != c[i - 1].series;
-	tb_cap_u32(b, nseries);
-	for (uint32_t i = 0, k; i < n; i = k) {
-		for (k = i + 1; k < n && c[k].series == c[i].series; k++)
-			;
-		put_var(b, (uint64_t)c[i].series - (i ? c[i - 1].series : UINT64_MAX) - 1);
-		put_var(b, k - i);
-		for (uint32_t j = i; j < k; j++) {
-			put_var(b, (uint64_t)c[j].bucket - (j > i ? c[j - 1].bucket : UINT64_MAX) - 1);
-			put_var(b, c[j].count);
+	for (uint32_t i = 0; i < s->n; i++)
+		nseries += !i || CELL(i)->series != CELL(i - 1)->series;
+	tb_cap_u32(&o->b, nseries);
+	for (uint32_t i = 0, k, ncells; i < s->n; i = k) {
+		uint32_t series = CELL(i)->series;
+		uint64_t prev = UINT64_MAX;
+
+		ncells = 1;
+		for (k = i + 1; k < s->n && CELL(k)->series == series; k++)
+			ncells += CELL(k)->bucket != CELL(k - 1)->bucket;
+		put_var(&o->b, (uint64_t)series - (i ? CELL(i - 1)->series : UINT64_MAX) - 1);
+		put_var(&o->b, ncells);
+		for (uint32_t j = i, m; j < k; j = m) { /* one cell per bucket: the same bucket's summed */
+			uint64_t count = 0;
+
+			for (m = j; m < k && CELL(m)->bucket == CELL(j)->bucket; m++)
+				count += CELL(m)->count;
+			put_var(&o->b, (uint64_t)CELL(j)->bucket - prev - 1);
+			put_var(&o->b, count);
+			prev = CELL(j)->bucket;
 		}
+		tb_cap_out_chunk(o);
 	}
-	free(c);
+#undef CELL
+	free(order);
 }
 
-void tb_cap_timeline_write(struct tb_buf *b, const struct tb_profile *p)
+void tb_cap_timeline_write(struct tb_cap_out *o, const struct tb_profile *p)
 {
-	tb_cap_u64(b, p->tl.width_ns);
-	tb_cap_u64(b, (uint64_t)p->tl.origin_unix_ns);
-	tb_cap_u32(b, p->tl.nbuckets);
-	put_cells(b, &p->tl.stacks);
-	put_cells(b, &p->tl.states);
+	tb_cap_u64(&o->b, p->tl.width_ns);
+	tb_cap_u64(&o->b, (uint64_t)p->tl.origin_unix_ns);
+	tb_cap_u32(&o->b, p->tl.nbuckets);
+	put_cells(o, &p->tl.stacks);
+	put_cells(o, &p->tl.states);
 }
 
 /* Cells of one kind: nseries series, each adding up to want[series]. */

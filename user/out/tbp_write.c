@@ -4,9 +4,12 @@
  * fixed-width integers (docs/capture-format.md); version 1 unless the
  * profile holds what version 2 adds (native and kernel frames), version 3
  * when it holds extension sections (out/tbp_sections.h).  The payload is
- * deflated as it is built, a megabyte at a time (an hour of a busy host is
- * hundreds of megabytes of it): only the compressed bytes are kept whole,
- * for the header that gives their size comes first. */
+ * deflated as it is built, a chunk at a time (an hour of a busy host is
+ * hundreds of megabytes of it), and the compressed bytes go straight to the
+ * file: the header, which gives their size, is written first with zeros and
+ * again at the end.  Only when the file cannot seek back (a pipe) are the
+ * compressed bytes kept whole until the header is known. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -85,20 +88,26 @@ static void put_meta(struct tb_buf *b, const struct tb_profile *p, int version)
 	tb_cap_u64(b, p->off_cpu_records);
 }
 
-static void put_strings(struct tb_buf *b, const struct tb_profile *p)
+static void put_strings(struct tb_cap_out *o, const struct tb_profile *p)
 {
+	struct tb_buf *b = &o->b;
+
 	if (!p->strs.n) { /* never for an initialized profile: id 0 is "" */
 		tb_cap_u32(b, 1);
 		tb_cap_str(b, "", 1);
 		return;
 	}
 	tb_cap_u32(b, p->strs.n);
-	for (uint32_t i = 0; i < p->strs.n; i++)
+	for (uint32_t i = 0; i < p->strs.n; i++) {
 		tb_cap_str(b, p->strs.strs[i], (size_t)-1);
+		tb_cap_out_chunk(o);
+	}
 }
 
-static void put_processes(struct tb_buf *b, const struct tb_profile *p)
+static void put_processes(struct tb_cap_out *o, const struct tb_profile *p)
 {
+	struct tb_buf *b = &o->b;
+
 	tb_cap_u32(b, p->nprocs);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct tb_pinfo *pi = &p->procs[i];
@@ -117,11 +126,14 @@ static void put_processes(struct tb_buf *b, const struct tb_profile *p)
 		tb_cap_str(b, tb_str(&p->pstrs, pi->cmdline), 256);
 		tb_cap_str(b, tb_str(&p->pstrs, pi->elf_path), PATH_MAX);
 		tb_cap_str(b, tb_str(&p->pstrs, pi->version), 32);
+		tb_cap_out_chunk(o);
 	}
 }
 
-static void put_threads(struct tb_buf *b, const struct tb_profile *p)
+static void put_threads(struct tb_cap_out *o, const struct tb_profile *p)
 {
+	struct tb_buf *b = &o->b;
+
 	tb_cap_u32(b, p->nthreads);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
 		const struct tb_tinfo *t = &p->threads[i];
@@ -140,11 +152,14 @@ static void put_threads(struct tb_buf *b, const struct tb_profile *p)
 		tb_cap_u64(b, t->gil_wait);
 		tb_cap_u64(b, t->gc);
 		tb_cap_u64(b, t->exception);
+		tb_cap_out_chunk(o);
 	}
 }
 
-static void put_codes(struct tb_buf *b, const struct tb_profile *p)
+static void put_codes(struct tb_cap_out *o, const struct tb_profile *p)
 {
+	struct tb_buf *b = &o->b;
+
 	tb_cap_u32(b, p->sym.n);
 	for (uint32_t i = 0; i < p->sym.n; i++) {
 		const struct tb_code *c = &p->sym.codes[i];
@@ -164,53 +179,13 @@ static void put_codes(struct tb_buf *b, const struct tb_profile *p)
 		tb_cap_u32(b, tlen);
 		if (tlen)
 			memcpy(tb_buf_room(b, tlen), c->linetable, tlen);
+		tb_cap_out_chunk(o);
 	}
 }
 
-/* The payload on its way to the file: built in b, deflated a buffer at a time into zb. */
-struct sink {
-	struct tb_buf b, zb;
-	z_stream z;
-	uint64_t raw;           /* payload bytes in */
-	int failed;
-};
-
-#define SINK_FLUSH (1u << 20)
-
-static void sink_deflate(struct sink *k, int flush)
+static void put_stacks(struct tb_cap_out *o, const struct tb_profile *p)
 {
-	if (k->failed)
-		return;
-	k->raw += k->b.n;
-	if (k->raw > TB_CAP_MAX_PAYLOAD) { /* the reader would refuse it */
-		k->failed = 1;
-		return;
-	}
-	k->z.next_in = k->b.d;
-	k->z.avail_in = (uInt)k->b.n;
-	do {
-		const size_t room = 1u << 16;
-
-		k->z.next_out = tb_buf_room(&k->zb, room);
-		k->z.avail_out = (uInt)room;
-		if (deflate(&k->z, flush) == Z_STREAM_ERROR) {
-			k->failed = 1;
-			return;
-		}
-		k->zb.n -= k->z.avail_out; /* the room not used */
-	} while (k->z.avail_out == 0);
-	k->b.n = 0;
-}
-
-static void sink_maybe_flush(struct sink *k)
-{
-	if (k->b.n >= SINK_FLUSH)
-		sink_deflate(k, Z_NO_FLUSH);
-}
-
-static void put_stacks(struct sink *k, const struct tb_profile *p)
-{
-	struct tb_buf *b = &k->b;
+	struct tb_buf *b = &o->b;
 
 	tb_cap_u32(b, p->nstacks);
 	for (uint32_t i = 0; i < p->nstacks; i++) {
@@ -227,8 +202,67 @@ static void put_stacks(struct sink *k, const struct tb_profile *p)
 			tb_cap_u8(b, f[d].opcode);
 			tb_cap_u8(b, f[d].has_opcode ? 1 : 0);
 		}
-		sink_maybe_flush(k);
+		tb_cap_out_chunk(o);
 	}
+}
+
+/* The payload on its way to the file: put in o.b, deflated a chunk at a
+ * time into zb, which goes to the file at once (seekable) or stays whole. */
+struct sink {
+	struct tb_cap_out o;    /* first: the pass finds the sink from it */
+	struct tb_buf zb;
+	z_stream z;
+	FILE *f;
+	int seekable;           /* zb goes to f as it fills; the header is written again at the end */
+	uint64_t packed;        /* compressed bytes made */
+};
+
+static void sink_deflate(struct sink *k, int flush)
+{
+	if (k->o.failed)
+		return;
+	k->o.n += k->o.b.n;
+	if (k->o.n > TB_CAP_MAX_PAYLOAD) { /* the reader would refuse it */
+		k->o.failed = 1;
+		return;
+	}
+	k->z.next_in = k->o.b.d;
+	k->z.avail_in = (uInt)k->o.b.n;
+	do {
+		const size_t room = 1u << 16;
+
+		k->z.next_out = tb_buf_room(&k->zb, room);
+		k->z.avail_out = (uInt)room;
+		if (deflate(&k->z, flush) == Z_STREAM_ERROR) {
+			k->o.failed = 1;
+			return;
+		}
+		k->zb.n -= k->z.avail_out; /* the room not used */
+		k->packed += room - k->z.avail_out;
+		if (k->seekable) {
+			if (fwrite(k->zb.d, 1, k->zb.n, k->f) != k->zb.n)
+				k->o.failed = 1;
+			k->zb.n = 0;
+		}
+	} while (k->z.avail_out == 0);
+	k->o.b.n = 0;
+}
+
+static void sink_pass(struct tb_cap_out *o)
+{
+	sink_deflate((struct sink *)o, Z_NO_FLUSH);
+}
+
+/* Can f go back to write the header: where it starts, or -1 (a pipe, a
+ * terminal, a file opened for appending)? */
+static long seek_start(FILE *f)
+{
+	long at = ftell(f);
+	int fd = fileno(f), fl = fd >= 0 ? fcntl(fd, F_GETFL) : 0;
+
+	if (at < 0 || fl < 0 || (fl & O_APPEND) || fseek(f, at, SEEK_SET))
+		return -1;
+	return at;
 }
 
 static void put_header(struct tb_buf *hdr, int version, uint64_t raw, uint64_t packed)
@@ -247,32 +281,37 @@ static void put_header(struct tb_buf *hdr, int version, uint64_t raw, uint64_t p
 
 int tb_write_capture(const struct tb_profile *p, FILE *f)
 {
-	struct sink k = { 0 };
+	struct sink k = { .o.pass = sink_pass, .f = f };
 	struct tb_buf hdr = { 0 };
 	int rc = -1, version = tb_cap_sections_present(p) ? 3 : needs_v2(p) ? 2 : 1;
+	long start = seek_start(f);
 
 	if (deflateInit(&k.z, CAPTURE_ZLIB_LEVEL) != Z_OK)
 		return -1;
-	put_meta(&k.b, p, version);
-	put_strings(&k.b, p);
-	sink_maybe_flush(&k);
-	put_processes(&k.b, p);
-	put_threads(&k.b, p);
-	sink_maybe_flush(&k);
-	put_codes(&k.b, p);
-	sink_maybe_flush(&k);
-	put_stacks(&k, p);
-	if (version >= 3)
-		tb_cap_sections_write(&k.b, p);
-	sink_deflate(&k, Z_FINISH);
-	if (k.failed)
+	k.seekable = start >= 0;
+	put_header(&hdr, version, 0, 0); /* the sizes come at the end */
+	if (k.seekable && fwrite(hdr.d, 1, hdr.n, f) != hdr.n)
 		goto out;
-	put_header(&hdr, version, k.raw, k.zb.n);
-	if (fwrite(hdr.d, 1, hdr.n, f) == hdr.n && fwrite(k.zb.d, 1, k.zb.n, f) == k.zb.n)
+	put_meta(&k.o.b, p, version);
+	put_strings(&k.o, p);
+	put_processes(&k.o, p);
+	put_threads(&k.o, p);
+	put_codes(&k.o, p);
+	put_stacks(&k.o, p);
+	if (version >= 3)
+		tb_cap_sections_write(&k.o, p);
+	sink_deflate(&k, Z_FINISH);
+	if (k.o.failed)
+		goto out;
+	put_header(&hdr, version, k.o.n, k.packed);
+	if (k.seekable)
+		rc = fseek(f, start, SEEK_SET) || fwrite(hdr.d, 1, hdr.n, f) != hdr.n ||
+		     fseek(f, start + (long)(hdr.n + k.packed), SEEK_SET) ? -1 : 0;
+	else if (fwrite(hdr.d, 1, hdr.n, f) == hdr.n && fwrite(k.zb.d, 1, k.zb.n, f) == k.zb.n)
 		rc = 0;
 out:
 	deflateEnd(&k.z);
-	free(k.b.d);
+	free(k.o.b.d);
 	free(k.zb.d);
 	free(hdr.d);
 	return rc || ferror(f) ? -1 : 0;
