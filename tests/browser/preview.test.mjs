@@ -14,7 +14,8 @@
 // a zoom and a search made on the preview stay when the data replaces it (the same breadcrumb and
 // search, the total, no notice, hotspots shown); then a zoom and a thread switch on the whole
 // profile within the same budget (over it on a busy machine: reported, not failed); a broken
-// preview is passed over (the data loads, no error). --small: pages without a preview (an empty block): they load as before.
+// preview is passed over (the data loads, no error); broken data after a good preview is the page's
+// one error line (no notice, no graph). --small: pages without a preview (an empty block): they load as before.
 // The times are printed as "# preview" lines. Runs through harness.mjs; the last line is
 // "N passed, N failed".
 import fs from 'node:fs';
@@ -116,6 +117,15 @@ async function bigPage(B, file) {
   const sb = await state(pb);
   check('a broken preview is passed over: the data loads', sb.ready === '1' && !sb.notice && sb.total === s2.total, `ready ${sb.ready}`);
   await pb.close();
+
+  // broken data after a good preview: the page's one error, the preview's notice gone
+  const badData = path.join(out, name + '.broken-data.html');
+  fs.writeFileSync(badData, html.replace(data.text, () => 'eJzLSM3JyVcozy/KSQEAGgQEXQ'), 'latin1');
+  const pd = await B.open(badData, { lenient: true });
+  await pd.waitForFunction(() => document.body.dataset.ready === 'error', null, { timeout: 60000 }).catch(() => {});
+  const sd = await ev(pd, () => ({ ready: document.body.dataset.ready, err: document.getElementById('error').textContent, notice: !document.getElementById('notice').hidden, graph: !document.getElementById('graph').hidden }));
+  check('broken data after a preview: the error, no notice, no graph', sd.ready === 'error' && /not valid JSON/.test(sd.err) && !sd.notice && !sd.graph, JSON.stringify(sd).slice(0, 160));
+  await pd.close();
 }
 
 async function smallPage(B, file) {
