@@ -301,30 +301,31 @@ static int significant(const struct tb_tree *t, const struct tb_tnode *x, double
 	return 0;
 }
 
-void tb_tree_prune(struct tb_tree *t, double min_fraction)
+/* Mark the nodes that are not significant (or, more: that were marked
+ * already), and those below a marked parent; parents come before children. */
+static void mark(struct tb_tree *t, double min_fraction, double thread_fraction, int more)
 {
-	t->min_fraction = min_fraction;
 	t->pruned = 0;
-	/* parents come before children in node order */
 	for (uint32_t i = 1; i < t->nn; i++) {
 		struct tb_tnode *x = &t->n[i];
 
-		x->pruned = t->n[x->parent].pruned || !significant(t, x, min_fraction, 0.001);
+		x->pruned = (more && x->pruned) || t->n[x->parent].pruned ||
+			    !significant(t, x, min_fraction, thread_fraction);
 		t->pruned += x->pruned;
 	}
+}
+
+void tb_tree_prune(struct tb_tree *t, double min_fraction)
+{
+	t->min_fraction = min_fraction;
+	mark(t, min_fraction, 0.001, 0);
 }
 
 void tb_tree_prune_more(struct tb_tree *t, double fraction)
 {
 	if (fraction > t->min_fraction)
 		t->min_fraction = fraction;
-	t->pruned = 0;
-	for (uint32_t i = 1; i < t->nn; i++) {
-		struct tb_tnode *x = &t->n[i];
-
-		x->pruned = x->pruned || t->n[x->parent].pruned || !significant(t, x, fraction, fraction);
-		t->pruned += x->pruned;
-	}
+	mark(t, fraction, fraction, 1);
 }
 
 void tb_tree_free(struct tb_tree *t)
