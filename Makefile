@@ -30,9 +30,10 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 .PHONY: all clean test unit lib print-ldlibs vmlinux bench layers FORCE
 all: tachyon-bpf
 
-$(B)/tachyon.bpf.o: bpf/tachyon.bpf.c include/tachyon.h vmlinux/vmlinux.h
+$(B)/tachyon.bpf.o: bpf/tachyon.bpf.c $(wildcard bpf/arch/*.h) include/tachyon.h vmlinux/vmlinux.h scripts/check_bpf_cfg.py
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	python3 scripts/check_bpf_cfg.py $@ || { rm -f $@; exit 1; }
 	llvm-strip -g $@
 
 $(B)/tachyon.skel.h: $(B)/tachyon.bpf.o

@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "tachyon.h"
+#include "arch/x86.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -39,6 +40,9 @@ const volatile __u32 native_depth = 0;
 const volatile __u32 async_aware = 0;
 /* Benchmarks only (--bench-task-reads N): the running task read N more times per sample. */
 const volatile __u32 bench_task_reads = 0;
+/* The kernel has bpf_task_pt_regs and bpf_get_current_task_btf (5.15; the agent
+ * probes): else the saved user registers are found at the top of the task's stack. */
+const volatile __u32 has_task_pt_regs = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -151,6 +155,7 @@ struct scratch {
 	__u32 nat;        /* index of the first native word in words[] */
 	__u32 nstop;      /* TB_NS_* */
 	__u64 sigbuf[7];  /* a signal frame's rbp .. rip (sigcontext) */
+	__u64 uregs[TB_PT_REGS_WORDS]; /* the task's saved user registers (saved_user_regs) */
 	__u8 tbuf[TB_TSTATE_BUF + 8];
 	__u8 gbuf[64];
 	__u8 fbuf[TB_FRAME_BUF + 8];
@@ -555,6 +560,7 @@ static __always_inline void walk_frames(struct scratch *s)
 	for (i = 0; i < CODE_CACHE; i++)
 		s->ccache[i].addr = 0;
 	s->blk_len = 0;
+	asm volatile("" ::: "memory");
 
 	for (i = 0; i < INLINE_FRAMES && i < limit; i++)
 		if (visit_frame(s))
@@ -640,9 +646,6 @@ struct uregs {
 	__u32 ok;
 };
 
-#define USER_CS_64 0x33
-/* rt_sigframe at the trampoline's sp: sigcontext rbp at +120 .. rip at +168 */
-#define SIGFRAME_RBP 120
 /* a return address below this ends the walk (the thread's first frame) */
 #define MIN_RA 0x1000
 /* search steps: ranges (TB_MAX_RANGES = 2^9), rows (2^24 rows per file) */
@@ -650,34 +653,65 @@ struct uregs {
 #define ROW_STEPS 25
 #define NATIVE_MASK (TB_MAX_NATIVE - 1)
 
-/* The interrupted user registers: the perf event's when it hit user mode,
- * else those saved at the task's last kernel entry (a syscall, a fault, an
- * interrupt: then ip follows a syscall when orig_ax says one was made). */
-static __always_inline void user_regs(struct pt_regs *ctx_regs, struct uregs *r)
+/* The user registers saved at the current task's last entry into the kernel
+ * (a system call, a fault, an interrupt) into s->uregs (struct pt_regs, as
+ * words); 0 if they cannot be read.  bpf_task_pt_regs where the kernel has
+ * it, else the top of the task's kernel stack, where the entry code saves
+ * them: each possible stack size is tried and the words found there taken
+ * only if they hold a 64-bit user task's segments. */
+static __always_inline int saved_user_regs(struct scratch *s)
 {
-	struct pt_regs *pt;
-	__u64 cs;
+	const __u64 sizes[] = TB_STACK_SIZES;
+	__u64 *w = s->uregs;
+	void *stack;
 
-	r->ok = 0;
+	if (has_task_pt_regs)
+		return !bpf_probe_read_kernel(w, sizeof(s->uregs),
+					      (void *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	stack = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), stack);
+	for (int k = 0; k < (int)(sizeof(sizes) / sizeof(sizes[0])); k++)
+		if (!bpf_probe_read_kernel(w, sizeof(s->uregs), stack + sizes[k] - sizeof(s->uregs)) &&
+		    TB_SEL(w[TB_REG_CS]) == TB_USER_CS_64 && TB_SEL(w[TB_REG_SS]) == TB_USER_DS)
+			return 1;
+	return 0;
+}
+
+/* Word i of the perf event's registers (struct bpf_perf_event_data starts
+ * with them): one load at a constant offset from the context pointer itself,
+ * the only form of context access the verifier takes. */
+#define CTX_REG(ctx, i) ({							\
+	__u64 __v;								\
+	asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(__v) : "r"(ctx), "i"(8 * (i)));	\
+	__v;									\
+})
+
+/* The interrupted user registers: the perf event's (ctx: NULL at a
+ * switch-out) when it hit user mode, else those saved at the task's last
+ * kernel entry (then ip follows a syscall when orig_ax says one was made). */
+static __always_inline void user_regs(struct scratch *s, void *ctx, struct uregs *r)
+{
+	*r = (struct uregs){};
 	if (!native_depth)
 		return;
-	/* the perf event's context is read in whole words (the verifier's rule) */
-	cs = ctx_regs ? *(volatile __u64 *)&ctx_regs->cs : 0;
-	if ((cs & 3) == 3) {
-		r->ip = *(volatile __u64 *)&ctx_regs->ip;
-		r->sp = *(volatile __u64 *)&ctx_regs->sp;
-		r->bp = *(volatile __u64 *)&ctx_regs->bp;
-		r->is_ra = 0;
-		r->ok = cs == USER_CS_64;
-		return;
+	if (ctx) {
+		__u64 cs = CTX_REG(ctx, TB_REG_CS);
+
+		if ((cs & 3) == 3) {
+			r->ip = CTX_REG(ctx, TB_REG_IP);
+			r->sp = CTX_REG(ctx, TB_REG_SP);
+			r->bp = CTX_REG(ctx, TB_REG_BP);
+			r->is_ra = 0;
+			r->ok = TB_SEL(cs) == TB_USER_CS_64;
+			return;
+		}
 	}
-	pt = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	cs = BPF_CORE_READ(pt, cs);
-	r->ip = BPF_CORE_READ(pt, ip);
-	r->sp = BPF_CORE_READ(pt, sp);
-	r->bp = BPF_CORE_READ(pt, bp);
-	r->is_ra = (long)BPF_CORE_READ(pt, orig_ax) != -1;
-	r->ok = cs == USER_CS_64; /* not a kernel thread, not a 32-bit task */
+	if (!saved_user_regs(s))
+		return;
+	r->ip = s->uregs[TB_REG_IP];
+	r->sp = s->uregs[TB_REG_SP];
+	r->bp = s->uregs[TB_REG_BP];
+	r->is_ra = (long)s->uregs[TB_REG_ORIG_AX] != -1;
+	r->ok = TB_SEL(s->uregs[TB_REG_CS]) == TB_USER_CS_64; /* not a kernel thread, not a 32-bit task */
 }
 
 struct native_ctx {
@@ -822,11 +856,11 @@ static long native_step(__u32 i, struct native_ctx *c)
 		break;
 	case TB_UK_SIGNAL:
 		/* the interrupted registers: rbp .. rsp, rip of the sigcontext */
-		if (bpf_probe_read_user(s->sigbuf, sizeof(s->sigbuf), (void *)(s->nsp + SIGFRAME_RBP)))
+		if (bpf_probe_read_user(s->sigbuf, sizeof(s->sigbuf), (void *)(s->nsp + TB_SIGFRAME_RBP)))
 			return native_stop(s, TB_NS_READ);
-		s->nbp = s->sigbuf[0];
-		s->nsp = s->sigbuf[5];
-		s->npc = s->sigbuf[6];
+		s->nbp = s->sigbuf[TB_SIG_BP];
+		s->nsp = s->sigbuf[TB_SIG_SP];
+		s->npc = s->sigbuf[TB_SIG_IP];
 		s->nra = 0;                    /* resumes at the exact pc; sp may jump */
 		return 0;
 	case TB_UK_STOP:
@@ -875,8 +909,7 @@ static __always_inline void native_stack(void *ctx, struct scratch *s, __u32 fla
 	if (!native_depth)
 		return;
 	/* flags is a constant of each program: tb_switch never reads a perf context */
-	user_regs(flags & TB_F_OFF_CPU ? NULL : (struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs,
-		  &ur);
+	user_regs(s, flags & TB_F_OFF_CPU ? NULL : ctx, &ur);
 	native_walk(s, &ur, s->sample.hdr.nkernel);
 	s->lead = s->sample.hdr.nkernel + s->sample.hdr.nnative;
 }
@@ -921,7 +954,7 @@ static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u3
 	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
 	kernel_stack(ctx, s);
 	native_stack(ctx, s, flags);
-	s->fsbase = BPF_CORE_READ(task, thread.fsbase);
+	s->fsbase = TB_TASK_TLS(task);
 	if (!value)
 		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
 	tstate = find_tstate(s, proc, tid);
@@ -930,13 +963,12 @@ static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u3
 	} else {
 		thread_status(s, proc, tstate);
 		running_task(s, tstate);
-		if ((s->flags & TB_F_OFF_CPU) && s->gil) {
+		if ((s->flags & TB_F_OFF_CPU) && s->gil && saved_user_regs(s)) {
 			/* blocked in futex() on the GIL's mutex or condition? */
-			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-			long nr = BPF_CORE_READ(regs, orig_ax);
-			__u64 uaddr = BPF_CORE_READ(regs, di);
+			__u64 uaddr = s->uregs[TB_REG_DI];
 
-			if (nr == 202 /* futex */ && uaddr >= s->gil && uaddr < s->gil + 256)
+			if ((long)s->uregs[TB_REG_ORIG_AX] == TB_NR_FUTEX && uaddr >= s->gil &&
+			    uaddr < s->gil + 256)
 				s->flags |= TB_F_GIL_WAIT;
 		}
 		frame = tbuf_u64(s->tbuf, s->off.tstate_frame);

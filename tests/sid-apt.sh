@@ -1,16 +1,19 @@
 # shellcheck shell=bash
-# sid-apt.sh: a private apt state for Debian's development suite (sid), sourced by
-# tests/setup-pythons.sh (binary packages) and tests/setup-ft-pythons.sh (source packages).
+# sid-apt.sh: a private apt state for one Debian suite, by default the development suite (sid),
+# sourced by tests/setup-pythons.sh (binary packages), tests/setup-ft-pythons.sh (source
+# packages) and tests/kernels/fetch-kernels.sh (the cloud kernels of bullseye ... sid).
 # It has its own sources.list, lists, cache and status under one directory, made from this
 # machine's own apt sources: the first enabled binary (deb) entry of the main archive (a plain
 # suite name such as bookworm, not bookworm-updates or bookworm-security), its type changed to
-# the one asked for and its suite to sid, its URIs, components, Signed-By and options kept.
-# The host's apt state is never touched.
+# the one asked for and its suite to the one asked for (sid unless told), its URIs,
+# components, Signed-By and options kept. The host's apt state is never touched.
 #
-#   sid_apt_init DIR TYPE   TYPE is deb or deb-src. Writes DIR/etc, empties DIR/log, sets
-#                           APTD=DIR, SID_APT_LOG and the array APT_OPTS (pass it to apt-get and
-#                           apt-cache), then runs apt-get update. Returns 1 with one line on
-#                           stderr if there is no usable entry or the update fails.
+#   sid_apt_init DIR TYPE [SUITE]
+#                           TYPE is deb or deb-src, SUITE a plain suite name (default sid).
+#                           Writes DIR/etc, empties DIR/log, sets APTD=DIR, SID_APT_LOG and the
+#                           array APT_OPTS (pass it to apt-get and apt-cache), then runs apt-get
+#                           update. Returns 1 with one line on stderr if there is no usable
+#                           entry or the update fails.
 #   sid_apt_run CMD...      runs CMD with its output appended to the log; on failure prints
 #                           "failed: CMD" and the log's last lines on stderr and returns 1.
 #   sid_apt_fetch_dir DIR   creates DIR, writable by apt's download user (_apt).
@@ -20,9 +23,9 @@
 
 SID_APT_ARCH=amd64
 
-# The main archive entry of a deb822 .sources file, rewritten to TYPE and sid (or nothing).
-sid_apt_deb822_main() { # file type
-    awk -v type="$2" '
+# The main archive entry of a deb822 .sources file, rewritten to TYPE and SUITE (or nothing).
+sid_apt_deb822_main() { # file type suite
+    awk -v type="$2" -v suite="$3" '
         BEGIN { RS = ""; found = 0 }
         found { next }
         {
@@ -42,16 +45,16 @@ sid_apt_deb822_main() { # file type
                 skip = 0
                 if (L[i] ~ /^#/) continue
                 if (L[i] ~ /^Types:/)  { print "Types: " type; skip = 1; continue }
-                if (L[i] ~ /^Suites:/) { print "Suites: sid"; skip = 1; continue }
+                if (L[i] ~ /^Suites:/) { print "Suites: " suite; skip = 1; continue }
                 print L[i]
             }
             found = 1
         }' "$1"
 }
 
-# The main archive line of a one-line-style .list file, rewritten to TYPE and sid (or nothing).
-sid_apt_oneline_main() { # file type
-    awk -v type="$2" '
+# The main archive line of a one-line-style .list file, rewritten to TYPE and SUITE (or nothing).
+sid_apt_oneline_main() { # file type suite
+    awk -v type="$2" -v newsuite="$3" '
         /^[ \t]*deb[ \t]/ {
             line = $0; sub(/#.*/, "", line); nf = split(line, F, /[ \t]+/)
             i = 1; while (i <= nf && F[i] == "") i++
@@ -64,7 +67,7 @@ sid_apt_oneline_main() { # file type
             if (uri == "" || suite == "" || suite ~ /[-\/]/) next
             comps = ""; for (k = i + 2; k <= nf; k++) if (F[k] != "") comps = comps " " F[k]
             if (comps == "") next
-            print type " " (opts == "" ? "" : opts " ") uri " sid" comps
+            print type " " (opts == "" ? "" : opts " ") uri " " newsuite comps
             exit
         }' "$1"
 }
@@ -84,8 +87,8 @@ sid_apt_fetch_dir() {
 
 sid_apt_clean() { rm -rf "${APTD:?}/lists" "${APTD:?}/cache"; }
 
-sid_apt_init() { # dir type
-    local type=$2 host_sl host_sp entry="" f out
+sid_apt_init() { # dir type [suite]
+    local type=$2 suite=${3:-sid} host_sl host_sp entry="" f out
     APTD=$1
     SID_APT_LOG=$APTD/log
     rm -rf "${APTD:?}/etc"
@@ -103,9 +106,9 @@ sid_apt_init() { # dir type
     for f in "$host_sp"*.sources "$host_sl" "$host_sp"*.list; do
         [[ -f $f ]] || continue
         if [[ $f == *.sources ]]; then
-            entry=$(sid_apt_deb822_main "$f" "$type") out=$APTD/etc/sources.list.d/sid.sources
+            entry=$(sid_apt_deb822_main "$f" "$type" "$suite") out=$APTD/etc/sources.list.d/$suite.sources
         else
-            entry=$(sid_apt_oneline_main "$f" "$type") out=$APTD/etc/sources.list
+            entry=$(sid_apt_oneline_main "$f" "$type" "$suite") out=$APTD/etc/sources.list
         fi
         if [[ -n $entry ]]; then
             printf '%s\n' "$entry" >"$out"
@@ -128,11 +131,11 @@ sid_apt_init() { # dir type
         -o "Dir::Cache::pkgcache=pkgcache.bin"
         -o "Dir::Cache::srcpkgcache=srcpkgcache.bin"
         -o "APT::Architecture=$SID_APT_ARCH"
-        -o "APT::Default-Release=sid"
+        -o "APT::Default-Release=$suite"
         -o "Acquire::Languages=none"
     )
     if ! sid_apt_run apt-get -q "${APT_OPTS[@]}" update; then
-        warn "apt-get update for sid ($type) failed"
+        warn "apt-get update for $suite ($type) failed"
         return 1
     fi
     if grep -q '^[WE]:' "$SID_APT_LOG"; then

@@ -1,0 +1,42 @@
+/* arch/x86.h: what the BPF program knows of x86_64, in one place: the user
+ * registers as the ABI lays them out (struct pt_regs of the UAPI: the perf
+ * event's context and the registers saved at the top of a task's kernel
+ * stack), the 64-bit user code and stack segments, the signal frame, the
+ * futex system call's number and where a thread's pointer (fs base) is. */
+#ifndef TB_ARCH_X86_H
+#define TB_ARCH_X86_H
+
+/* Word indexes in struct pt_regs (r15 .. ss): fixed by the ABI, so read as
+ * words, never through CO-RE (a 6.9+ kernel's BTF has cs and ss as 16-bit
+ * members of a union; older kernels' as unsigned long). */
+#define TB_REG_BP      4
+#define TB_REG_DI      14
+#define TB_REG_ORIG_AX 15  /* the system call's number; -1 outside one */
+#define TB_REG_IP      16
+#define TB_REG_CS      17
+#define TB_REG_SP      19
+#define TB_REG_SS      20
+#define TB_PT_REGS_WORDS 21
+
+#define TB_USER_CS_64 0x33
+#define TB_USER_DS    0x2b
+/* a 16-bit selector in a word (the rest is FRED's state on 6.9+) */
+#define TB_SEL(w) ((w) & 0xffff)
+
+/* The task's kernel stack sizes that may hold its saved user registers at
+ * their top (THREAD_SIZE: 16 KiB, 32 KiB with KASAN), tried in turn where the
+ * kernel has no bpf_task_pt_regs (before 5.15). */
+#define TB_STACK_SIZES { 16384, 32768 }
+
+/* rt_sigframe at the signal trampoline's sp: sigcontext rbp .. rip, 7 words */
+#define TB_SIGFRAME_RBP 120
+#define TB_SIG_BP 0
+#define TB_SIG_SP 5
+#define TB_SIG_IP 6
+
+#define TB_NR_FUTEX 202
+
+/* pthread_self() of the current thread: its fs base */
+#define TB_TASK_TLS(task) BPF_CORE_READ(task, thread.fsbase)
+
+#endif

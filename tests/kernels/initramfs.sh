@@ -1,0 +1,133 @@
+#!/bin/bash
+# Builds the initramfs that tests/kernels/run.sh boots under each kernel: a gzip'ed newc cpio
+# with busybox-static and its applet links, bash, ./tachyon-bpf, /usr/bin/python3.11 with the
+# part of its stdlib the checks use, bpftool (if installed; for debugging), the shared
+# libraries of all of these (ldd, plus the dynamic loader), the workloads and helpers the
+# checks reuse (tests/integration, tests/native, tests/workloads, scripts/tree_json.py,
+# tests/golden/roundtrip.py, tests/pythons.sh: laid out under /tb as in the repo),
+# tests/native/chain.c built here as /tb/lib/libchain.so (-O2 -fomit-frame-pointer, so only
+# its .eh_frame unwinds it), tests/kernels/guest_checks.py, and tests/kernels/guest-init.sh as
+# /init.
+#
+# Usage: tests/kernels/initramfs.sh [OUTDIR]
+#   OUTDIR defaults to $TB_KERNELS_DIR, else /var/cache/tachyon-bpf/kernels. Prints the path
+#   of the image: OUTDIR/initramfs-HASH.cpio.gz, HASH being of every input (the files' contents
+#   for the repo's files and ./tachyon-bpf; path, size and mtime for the system's files), so
+#   an image is built only when an input changed (older images are removed).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+OUTDIR=${1:-${TB_KERNELS_DIR:-/var/cache/tachyon-bpf/kernels}}
+PY=/usr/bin/python3.11
+PYLIB=/usr/lib/python3.11
+prog=${0##*/}
+die() { printf '%s: %s\n' "$prog" "$*" >&2; exit 1; }
+
+BUSYBOX=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
+BUSYBOX=$(realpath "$BUSYBOX")
+[[ $(readelf -l "$BUSYBOX") != *INTERP* ]] || die "$BUSYBOX is not static (apt-get install busybox-static)"
+BASH_BIN=$(realpath /bin/bash)
+BPFTOOL=$(command -v bpftool || true)
+[[ -x $ROOT/tachyon-bpf ]] || die "no $ROOT/tachyon-bpf: run make first"
+[[ -x $PY && -d $PYLIB ]] || die "$PY (and $PYLIB) needed"
+command -v cc >/dev/null || die "cc needed (for tests/native/chain.c)"
+
+# The repo's files, at their paths under /tb.
+REPO_FILES=(
+    tachyon-bpf
+    scripts/tree_json.py
+    tests/pythons.sh
+    tests/golden/roundtrip.py
+    tests/integration/tb.py
+    tests/integration/run.py
+    tests/integration/async_aware.py
+    tests/native/run.py
+    tests/native/workload.py
+    tests/native/chain.c
+    tests/kernels/guest_checks.py
+)
+mapfile -t WORKLOADS < <(cd "$ROOT" && ls tests/workloads/*.py)
+REPO_FILES+=("${WORKLOADS[@]}")
+
+# The stdlib, less what no check uses (and the extension modules whose libraries are big).
+STDLIB_EXCLUDES=(
+    --exclude=python3.11/test --exclude=python3.11/idlelib --exclude=python3.11/tkinter
+    --exclude=python3.11/ensurepip --exclude=python3.11/pydoc_data --exclude=python3.11/lib2to3
+    --exclude=python3.11/distutils --exclude=python3.11/turtledemo --exclude=python3.11/unittest
+    --exclude=python3.11/config-3.11-x86_64-linux-gnu --exclude=python3.11/site-packages
+    --exclude=python3.11/dist-packages --exclude=python3.11/sqlite3 --exclude=python3.11/curses
+    --exclude=python3.11/dbm --exclude='*.opt-1.pyc' --exclude='*.opt-2.pyc'
+    --exclude='lib-dynload/_test*' --exclude='lib-dynload/_xxtestfuzz*' --exclude='lib-dynload/xxlimited*'
+    --exclude='lib-dynload/_ctypes_test*' --exclude='lib-dynload/_ssl.*' --exclude='lib-dynload/_hashlib.*'
+    --exclude='lib-dynload/_sqlite3.*' --exclude='lib-dynload/_curses*' --exclude='lib-dynload/_dbm.*'
+    --exclude='lib-dynload/readline.*' --exclude='lib-dynload/nis.*' --exclude='lib-dynload/ossaudiodev.*'
+    --exclude='lib-dynload/_tkinter.*'
+)
+
+# ---- the inputs' hash ----------------------------------------------------------------------
+hash_inputs() {
+    (cd "$ROOT" && sha256sum "${REPO_FILES[@]}" tests/kernels/guest-init.sh tests/kernels/initramfs.sh)
+    # the system's files: path, size, mtime (a package upgrade changes them)
+    find "$BUSYBOX" "$BASH_BIN" "$PY" ${BPFTOOL:+"$BPFTOOL"} "$PYLIB" -printf '%p %s %T@\n' 2>/dev/null | sort
+    # the libraries they load (resolved by ldd at build time) are named by the files above
+    ldd "$ROOT/tachyon-bpf" "$PY" 2>/dev/null | awk '/=>/ { print $3 }' | sort -u | xargs -r stat -L -c '%n %s %Y'
+    cc --version | head -n 1
+}
+HASH=$(hash_inputs | sha256sum | cut -c1-16)
+mkdir -p "$OUTDIR"
+IMG=$OUTDIR/initramfs-$HASH.cpio.gz
+if [[ -s $IMG ]]; then
+    echo "$IMG"
+    exit 0
+fi
+
+# ---- stage ---------------------------------------------------------------------------------
+STAGE=$(mktemp -d "${TMPDIR:-/tmp}/tb-initramfs.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+cd "$STAGE"
+mkdir -p bin sbin usr/bin usr/sbin lib64 proc sys dev tmp root run etc tb/lib
+
+# busybox and its applet links (absolute, to /bin/busybox)
+cp "$BUSYBOX" bin/busybox
+while read -r applet; do
+    [[ -e $applet || -L $applet ]] && continue
+    mkdir -p "$(dirname "$applet")"
+    ln -s /bin/busybox "$applet"
+done < <("$BUSYBOX" --list-full)
+cp "$BASH_BIN" bin/bash
+cp "$PY" usr/bin/python3.11
+ln -sf python3.11 usr/bin/python3
+[[ -n $BPFTOOL ]] && cp "$(realpath "$BPFTOOL")" usr/sbin/bpftool
+
+# the repo's files under /tb, the init script, the chain library
+for f in "${REPO_FILES[@]}"; do
+    mkdir -p "tb/$(dirname "$f")"
+    cp -p "$ROOT/$f" "tb/$f"
+done
+cp "$HERE/guest-init.sh" init
+chmod 755 init
+cc -O2 -fomit-frame-pointer -shared -fPIC -o tb/lib/libchain.so "$ROOT/tests/native/chain.c"
+
+# the stdlib
+mkdir -p usr/lib
+tar -C /usr/lib "${STDLIB_EXCLUDES[@]}" -cf - python3.11 | tar -C usr/lib -xf -
+
+# the shared libraries of every ELF file in the image, at the paths ldd gives (and the loader)
+mapfile -t ELFS < <(find . -type f \( -perm -u+x -o -name '*.so*' \) ! -name '*.py' -print0 |
+    xargs -0 file -N -F '|' | awk -F'|' '/ELF .*dynamically linked|ELF .*shared object/ { print $1 }')
+ldd "${ELFS[@]}" 2>/dev/null | awk '/=> \// { print $3 } /^[ \t]*\/[^ ]*ld-linux/ { print $1 }' | sort -u |
+    while read -r lib; do
+        mkdir -p ".$(dirname "$lib")"
+        cp -L "$lib" ".$lib"
+    done
+[[ -e lib64/ld-linux-x86-64.so.2 ]] || die "the dynamic loader was not copied"
+
+printf 'root:x:0:0:root:/root:/bin/sh\n' >etc/passwd
+printf 'root:x:0:\n' >etc/group
+
+# ---- pack ----------------------------------------------------------------------------------
+rm -f "$OUTDIR"/initramfs-*.cpio.gz
+find . -mindepth 1 -print0 | sort -z | cpio --null -o -H newc --owner=0:0 --quiet | gzip -1 >"$IMG.tmp"
+mv "$IMG.tmp" "$IMG"
+echo "$IMG"
