@@ -64,6 +64,9 @@ static __always_inline int in_scope(void)
 #define SHIM_SLACK 64
 /* Frames walked in the inline loop before bpf_loop takes over. */
 #define INLINE_FRAMES 160
+/* Without bpf_loop: frames and native frames walked per program before a tail call. */
+#define BOUNDED_FRAMES 64
+#define BOUNDED_NATIVE 8
 /* Entries of the per-walk code-object cache (power of two). */
 #define CODE_CACHE 16
 /* Bytes of data stack read at once (a page: the rest of a frame's page): see load_frame. */
@@ -148,6 +151,10 @@ struct scratch {
 	__u64 gil;        /* the GIL struct of this thread's interpreter, 0: none */
 	__u32 flags;
 	__u32 depth;
+	__u32 walked;     /* frames visited (shims too) */
+	__u32 walk_limit; /* at most */
+	__u32 phase;      /* without bpf_loop: PHASE_*, where the next program goes on */
+	__u32 nwalk;      /* the native walk has steps to take */
 	/* the native walk: registers of the frame being left */
 	__u64 npc, nsp, nbp;
 	__u32 nra;        /* npc is a return address (look up npc - 1) */
@@ -226,10 +233,9 @@ struct loop_ctx {
 	struct scratch *s;
 };
 
-/* bpf_loop callback: one thread state of the interpreter's list. */
-static long match_thread(__u32 i, struct loop_ctx *ctx)
+/* One thread state of the interpreter's list: 1 when the walk stops. */
+static __always_inline long match_thread_one(struct scratch *s)
 {
-	struct scratch *s = ctx->s;
 	__u64 id;
 
 	if (!s->tstate)
@@ -243,10 +249,39 @@ static long match_thread(__u32 i, struct loop_ctx *ctx)
 	return 0;
 }
 
+/* bpf_loop callback: one thread state. */
+static long match_thread(__u32 i, struct loop_ctx *ctx)
+{
+	return match_thread_one(ctx->s);
+}
+
+/* Without bpf_loop: every interpreter's list in one bounded loop of
+ * TB_MAX_THREADS steps in all, its count the only number the loop carries
+ * (loops nested, or a count of interpreters, cost the verifier a product of
+ * paths).  The steps taken. */
+static __always_inline __u64 walk_threads_flat(struct scratch *s, __u64 interp)
+{
+	__u32 n;
+
+	s->tstate = read_ptr(interp + s->off.interp_threads_head);
+	for (n = 0; n < TB_MAX_THREADS; n++) {
+		if (!s->tstate) { /* the list ends: the next interpreter's */
+			interp = read_ptr(interp + s->off.interp_next);
+			if (!interp)
+				break;
+			s->tstate = read_ptr(interp + s->off.interp_threads_head);
+			continue;
+		}
+		if (match_thread_one(s))
+			break;
+	}
+	return n;
+}
+
 /* Walk every interpreter's thread list for the state whose thread_id is
  * this thread's fs base (pthread_self): exact across pid namespaces. The
  * entries visited are charged to the process's walk budget. */
-static __always_inline __u64 walk_threads(struct scratch *s, struct tb_proc *proc)
+static __always_inline __u64 walk_threads(struct scratch *s, struct tb_proc *proc, int bounded)
 {
 	__u64 interp = read_ptr(proc->runtime_addr + s->off.runtime_interp_head);
 	struct loop_ctx ctx = { s };
@@ -254,7 +289,9 @@ static __always_inline __u64 walk_threads(struct scratch *s, struct tb_proc *pro
 	long n;
 
 	s->frame = 0;
-	for (int k = 0; k < MAX_INTERPRETERS && interp; k++) {
+	if (bounded && interp)
+		entries = walk_threads_flat(s, interp);
+	for (int k = 0; !bounded && k < MAX_INTERPRETERS && interp; k++) {
 		s->tstate = read_ptr(interp + s->off.interp_threads_head);
 		n = bpf_loop(TB_MAX_THREADS, match_thread, &ctx, 0);
 		entries += n > 0 ? n : 0;
@@ -304,7 +341,7 @@ static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
  * same cache entry (reading them costs five kernel reads). A miss walks the
  * thread lists: at most every TSTATE_RETRY_NS per thread, within the
  * process's walk budget (a skipped walk leaves the cache as it was). */
-static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc, __u32 tid)
+static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc, __u32 tid, int bounded)
 {
 	struct tb_thread *cached = bpf_map_lookup_elem(&threads, &tid);
 	struct tb_thread entry = {};
@@ -327,7 +364,7 @@ static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc
 	entry.ns_pid = s->sample.hdr.ns_pid;
 	entry.ns_tid = s->sample.hdr.ns_tid;
 	entry.fsbase = s->fsbase;
-	entry.tstate = walk_threads(s, proc);
+	entry.tstate = walk_threads(s, proc, bounded);
 	if (entry.tstate && !load_tstate(s, entry.tstate))
 		entry.tstate = 0;
 	if (!entry.tstate)
@@ -549,24 +586,47 @@ static long visit_frame_cb(__u32 i, struct loop_ctx *ctx)
 	return visit_frame(ctx->s);
 }
 
+/* Before a walk: no code object cached, no data-stack block read, up to
+ * max_depth frames and SHIM_SLACK shims to visit.  (The barrier keeps the
+ * compiler from peeling the loop's first block read: older verifiers refuse
+ * the loop it then closes by a fall-through, scripts/check_bpf_cfg.py.) */
+static __always_inline void walk_init(struct scratch *s)
+{
+	for (int i = 0; i < CODE_CACHE; i++)
+		s->ccache[i].addr = 0;
+	s->blk_len = 0;
+	s->walked = 0;
+	s->walk_limit = max_depth + SHIM_SLACK;
+	asm volatile("" ::: "memory");
+}
+
 /* The first INLINE_FRAMES frames in a plain bounded loop (an indirect
  * callback per frame costs ~35 ns here), deeper ones with bpf_loop so the
  * verifier's work stays bounded for any --max-depth. */
 static __always_inline void walk_frames(struct scratch *s)
 {
 	struct loop_ctx ctx = { s };
-	__u32 limit = max_depth + SHIM_SLACK, i;
-
-	for (i = 0; i < CODE_CACHE; i++)
-		s->ccache[i].addr = 0;
-	s->blk_len = 0;
-	asm volatile("" ::: "memory");
+	__u32 limit = s->walk_limit, i;
 
 	for (i = 0; i < INLINE_FRAMES && i < limit; i++)
 		if (visit_frame(s))
 			return;
 	if (i < limit && s->frame)
 		bpf_loop(limit - i, visit_frame_cb, &ctx, 0);
+}
+
+/* Kernels without bpf_loop: BOUNDED_FRAMES frames per program; 1 when the
+ * walk goes on (in the next program, by tail call). */
+static __always_inline int walk_chunk(struct scratch *s)
+{
+	for (int i = 0; i < BOUNDED_FRAMES; i++) {
+		if (s->walked >= s->walk_limit)
+			return 0;
+		s->walked++;
+		if (visit_frame(s))
+			return 0;
+	}
+	return s->frame && s->walked < s->walk_limit;
 }
 
 
@@ -810,8 +870,8 @@ static __always_inline long native_leave(struct scratch *s, __u64 cfa, int rbp8)
 	return ra < MIN_RA ? native_stop(s, TB_NS_DONE) : 0;
 }
 
-/* bpf_loop callback: record one native frame and step to its caller. */
-static long native_step(__u32 i, struct native_ctx *c)
+/* Record one native frame and step to its caller: 1 when the walk stops. */
+static __always_inline long native_step_one(struct native_ctx *c)
 {
 	struct scratch *s = c->s;
 	struct tb_urange *r;
@@ -871,47 +931,84 @@ static long native_step(__u32 i, struct native_ctx *c)
 	return native_leave(s, cfa, row->rbp8);
 }
 
-/* Walk the current task's native user stack from r into words[at ..]
- * (at: the kernel words before them); the header gets the count and the
- * reason the walk ended. */
-static __always_inline void native_walk(struct scratch *s, const struct uregs *r, __u32 at)
+/* bpf_loop callback: one native frame. */
+static long native_step(__u32 i, struct native_ctx *c)
 {
-	struct native_ctx c = { s, NULL };
+	return native_step_one(c);
+}
+
+/* Before the native walk of the current task's user stack from r into
+ * words[at ..] (at: the kernel words before them): the process's mappings,
+ * or NULL when there is nothing to walk (nstop says why). */
+static __always_inline struct tb_umaps *native_setup(struct scratch *s, const struct uregs *r, __u32 at)
+{
 	__u32 pid = s->sample.hdr.pid;
+	struct tb_umaps *m;
 
 	s->nn = 0;
 	s->nat = at;
 	s->nstop = TB_NS_NO_REGS;
-	if (r->ok && r->ip && r->sp) {
-		c.m = bpf_map_lookup_elem(&umaps, &pid);
-		s->npc = r->ip;
-		s->nsp = r->sp;
-		s->nbp = r->bp;
-		s->nra = r->is_ra;
-		s->nstop = TB_NS_NONE;  /* its tables are not loaded yet */
-		if (c.m) {
-			s->nstop = TB_NS_DEPTH; /* unless a step says otherwise */
-			bpf_loop(native_depth + 1, native_step, &c, 0);
-		}
-	}
+	if (!r->ok || !r->ip || !r->sp)
+		return NULL;
+	s->npc = r->ip;
+	s->nsp = r->sp;
+	s->nbp = r->bp;
+	s->nra = r->is_ra;
+	s->nstop = TB_NS_NONE;  /* its tables are not loaded yet */
+	m = bpf_map_lookup_elem(&umaps, &pid);
+	if (m)
+		s->nstop = TB_NS_DEPTH; /* unless a step says otherwise */
+	return m;
+}
+
+/* After it: the header gets the count and the reason the walk ended; the
+ * Python frames follow the native words. */
+static __always_inline void native_end(struct scratch *s)
+{
 	s->sample.hdr.nnative = s->nn;
 	s->sample.hdr.native_stop = s->nstop;
+	s->lead = s->sample.hdr.nkernel + s->sample.hdr.nnative;
 }
 
 /* --native: the native user stack of this sample into the words after the
  * kernel PCs, from the perf event's registers (ctx of tb_sample) or, at a
- * switch-out (TB_F_OFF_CPU: ctx of tb_switch), the task's saved ones.  Its
- * own function: the Python walk follows it. */
-static __always_inline void native_stack(void *ctx, struct scratch *s, __u32 flags)
+ * switch-out (TB_F_OFF_CPU: ctx of tb_switch), the task's saved ones.  The
+ * mappings, NULL if there are no steps to take. */
+static __always_inline struct tb_umaps *native_begin(void *ctx, struct scratch *s, __u32 flags)
 {
 	struct uregs ur;
 
-	if (!native_depth)
-		return;
 	/* flags is a constant of each program: tb_switch never reads a perf context */
 	user_regs(s, flags & TB_F_OFF_CPU ? NULL : ctx, &ur);
-	native_walk(s, &ur, s->sample.hdr.nkernel);
-	s->lead = s->sample.hdr.nkernel + s->sample.hdr.nnative;
+	return native_setup(s, &ur, s->sample.hdr.nkernel);
+}
+
+/* The whole native walk with bpf_loop. */
+static __always_inline void native_stack(void *ctx, struct scratch *s, __u32 flags)
+{
+	struct native_ctx c = { s, NULL };
+
+	if (!native_depth)
+		return;
+	c.m = native_begin(ctx, s, flags);
+	if (c.m)
+		bpf_loop(native_depth + 1, native_step, &c, 0);
+	native_end(s);
+}
+
+/* Without bpf_loop: BOUNDED_NATIVE native frames per program; 1 when the
+ * walk goes on (in the next program, by tail call). */
+static __always_inline int native_chunk(struct scratch *s)
+{
+	__u32 pid = s->sample.hdr.pid;
+	struct native_ctx c = { s, bpf_map_lookup_elem(&umaps, &pid) };
+
+	if (!c.m)
+		return 0; /* the process has just left: its record is dropped */
+	for (int i = 0; i < BOUNDED_NATIVE; i++)
+		if (native_step_one(&c))
+			return 0;
+	return 1;
 }
 
 /* --async-aware: the thread's running asyncio task (_PyThreadStateImpl's
@@ -934,17 +1031,15 @@ static __always_inline void running_task(struct scratch *s, __u64 tstate)
 	s->sample.hdr.task_coro = (__u32)read_ptr(task + s->off.task_coro);
 }
 
-/* Walk the current task's Python stack into a record and submit it. */
-static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
-					   __u32 flags, __u64 value)
+/* A record's start: the header, the kernel stack.  NULL without scratch. */
+static __always_inline struct scratch *begin_record(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
+						   __u32 flags, __u64 value)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 zero = 0;
 	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
-	__u64 tstate, frame;
 
 	if (!s)
-		return;
+		return NULL;
 	count(TB_C_SAMPLES);
 	s->off = proc->off;
 	s->pycode_type = proc->pycode_type;
@@ -953,44 +1048,199 @@ static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u3
 	s->lead = 0;
 	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
 	kernel_stack(ctx, s);
-	native_stack(ctx, s, flags);
+	return s;
+}
+
+/* The Python part before the frames: the thread's state, its status, and
+ * the frame the walk starts from (s->frame, 0: nothing to walk). */
+static __always_inline void python_begin(struct scratch *s, struct tb_proc *proc, int bounded)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 tstate, frame;
+
 	s->fsbase = TB_TASK_TLS(task);
-	if (!value)
+	if (!s->sample.hdr.value)
 		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
-	tstate = find_tstate(s, proc, tid);
+	tstate = find_tstate(s, proc, s->sample.hdr.tid, bounded);
+	s->frame = 0;
 	if (!tstate) {
 		s->flags |= TB_F_NO_TSTATE;
-	} else {
-		thread_status(s, proc, tstate);
-		running_task(s, tstate);
-		if ((s->flags & TB_F_OFF_CPU) && s->gil && saved_user_regs(s)) {
-			/* blocked in futex() on the GIL's mutex or condition? */
-			__u64 uaddr = s->uregs[TB_REG_DI];
-
-			if ((long)s->uregs[TB_REG_ORIG_AX] == TB_NR_FUTEX && uaddr >= s->gil &&
-			    uaddr < s->gil + 256)
-				s->flags |= TB_F_GIL_WAIT;
-		}
-		frame = tbuf_u64(s->tbuf, s->off.tstate_frame);
-		if (frame && s->off.cframe_current_frame != TB_NO_OFFSET)
-			frame = read_ptr(frame + s->off.cframe_current_frame);
-		s->frame = frame;
-		walk_frames(s);
-		if (s->frame && !(s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME)))
-			s->flags |= TB_F_TRUNCATED; /* ran out of iterations */
+		return;
 	}
+	thread_status(s, proc, tstate);
+	running_task(s, tstate);
+	if ((s->flags & TB_F_OFF_CPU) && s->gil && saved_user_regs(s)) {
+		/* blocked in futex() on the GIL's mutex or condition? */
+		__u64 uaddr = s->uregs[TB_REG_DI];
+
+		if ((long)s->uregs[TB_REG_ORIG_AX] == TB_NR_FUTEX && uaddr >= s->gil && uaddr < s->gil + 256)
+			s->flags |= TB_F_GIL_WAIT;
+	}
+	frame = tbuf_u64(s->tbuf, s->off.tstate_frame);
+	if (frame && s->off.cframe_current_frame != TB_NO_OFFSET)
+		frame = read_ptr(frame + s->off.cframe_current_frame);
+	s->frame = frame;
+	walk_init(s);
+}
+
+/* After the walk: frames left over mean it ran out of iterations. */
+static __always_inline void python_end(struct scratch *s)
+{
+	if (s->frame && !(s->flags & (TB_F_READ_ERROR | TB_F_BAD_FRAME)))
+		s->flags |= TB_F_TRUNCATED;
 	submit(s);
 }
 
-SEC("perf_event")
-int tb_sample(struct bpf_perf_event_data *ctx)
+/* Walk the current task's stacks into a record and submit it. */
+static __always_inline void sample_current(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
+					   __u32 flags, __u64 value)
+{
+	struct scratch *s = begin_record(ctx, proc, pid, tid, flags, value);
+
+	if (!s)
+		return;
+	native_stack(ctx, s, flags);
+	python_begin(s, proc, 0);
+	if (s->frame)
+		walk_frames(s);
+	python_end(s);
+}
+
+/* Kernels without bpf_loop (before 5.17): the same record in bounded
+ * loops, from program to program by tail call through `more`, the state in
+ * the per-CPU scratch.  Each program holds one phase (the verifier's work
+ * stays within its limit): the first program the header, the kernel stack
+ * and the first native frames (or, without --native, the first Python
+ * frames); MORE_NATIVE the next native frames; MORE_PYTHON the thread's
+ * state and the next Python frames.  A walk longer than the kernel's tail
+ * calls allow ends as at its depth limit (native) or truncated (Python). */
+#define MORE_NATIVE 0
+#define MORE_PYTHON 1
+#define PHASE_NATIVE 0
+#define PHASE_PYTHON 1
+
+/* The Python phase from where it stands. */
+static __always_inline void python_bounded(void *ctx, struct scratch *s, struct tb_proc *proc, void *more)
+{
+	if (s->phase != PHASE_PYTHON) {
+		/* the thread's state first, the frames in the next program (the
+		 * verifier's work is the sum of the two, not their product) */
+		s->phase = PHASE_PYTHON;
+		python_begin(s, proc, 1);
+	} else if (!walk_chunk(s)) {
+		python_end(s);
+		return;
+	}
+	if (s->frame)
+		bpf_tail_call(ctx, more, MORE_PYTHON);
+	python_end(s);
+}
+
+/* The native phase from where it stands, then the Python phase's program. */
+static __always_inline void native_bounded(void *ctx, struct scratch *s, void *more)
+{
+	if (s->nwalk && native_chunk(s))
+		bpf_tail_call(ctx, more, MORE_NATIVE);
+	native_end(s);
+	bpf_tail_call(ctx, more, MORE_PYTHON);
+	s->flags |= TB_F_TRUNCATED; /* no Python phase: not a silent empty stack */
+	submit(s);
+}
+
+static __always_inline void sample_bounded(void *ctx, struct tb_proc *proc, __u32 pid, __u32 tid,
+					   __u32 flags, void *more)
+{
+	struct scratch *s = begin_record(ctx, proc, pid, tid, flags, 0);
+
+	if (!s)
+		return;
+	s->phase = PHASE_NATIVE;
+	if (native_depth) {
+		s->nwalk = native_begin(ctx, s, flags) != NULL;
+		native_bounded(ctx, s, more);
+	} else {
+		python_bounded(ctx, s, proc, more);
+	}
+}
+
+/* The record of a bounded walk is in this CPU's scratch; its process may
+ * have left (then it is dropped). */
+static __always_inline struct scratch *bounded_record(struct tb_proc **proc)
+{
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
+
+	if (!s)
+		return NULL;
+	*proc = bpf_map_lookup_elem(&procs, &s->sample.hdr.pid);
+	return *proc ? s : NULL;
+}
+
+/* The programs a bounded walk goes on in, MORE_* (the agent sets them; a
+ * tail call stays within one program type: one array per type). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} sample_more SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} switch_more SEC(".maps");
+
+/* A CPU sample of a profiled process: its current thread. */
+static __always_inline void on_sample(void *ctx, int bounded)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32;
 	struct tb_proc *proc = bpf_map_lookup_elem(&procs, &pid);
 
-	if (proc && in_scope())
+	if (!proc || !in_scope())
+		return;
+	if (bounded)
+		sample_bounded(ctx, proc, pid, (__u32)pid_tgid, 0, &sample_more);
+	else
 		sample_current(ctx, proc, pid, (__u32)pid_tgid, 0, 0);
+}
+
+SEC("perf_event")
+int tb_sample(struct bpf_perf_event_data *ctx)
+{
+	on_sample(ctx, 0);
+	return 0;
+}
+
+/* The same, for kernels without bpf_loop, and the program its walks go on in. */
+SEC("perf_event")
+int tb_sample_bounded(struct bpf_perf_event_data *ctx)
+{
+	on_sample(ctx, 1);
+	return 0;
+}
+
+SEC("perf_event")
+int tb_sample_native(struct bpf_perf_event_data *ctx)
+{
+	struct tb_proc *proc;
+	struct scratch *s = bounded_record(&proc);
+
+	if (s)
+		native_bounded(ctx, s, &sample_more);
+	return 0;
+}
+
+SEC("perf_event")
+int tb_sample_python(struct bpf_perf_event_data *ctx)
+{
+	struct tb_proc *proc;
+	struct scratch *s = bounded_record(&proc);
+
+	if (s)
+		python_bounded(ctx, s, proc, &sample_more);
 	return 0;
 }
 
@@ -1009,31 +1259,72 @@ static __always_inline void emit_event(__u32 pid, __u32 tid, __u8 type, __u64 va
 		count(TB_C_LOST);
 }
 
-/* Wall mode: a profiled thread leaves the CPU (current == prev here):
- * record its stack now, its weight comes with the wake-up. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(tb_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/* Wall mode: a profiled thread comes back on the CPU (its time off CPU
+ * goes out), another leaves it (current == prev here): record its stack
+ * now, its weight comes with its wake-up.  The stack last: a bounded walk
+ * goes on by tail call and does not come back. */
+static __always_inline void on_switch(void *ctx, struct task_struct *prev, struct task_struct *next,
+				      int bounded)
 {
 	__u32 prev_pid = prev->tgid, next_pid = next->tgid, tid;
 	struct tb_proc *proc;
 	__u64 now, *since;
 
+	if (bpf_map_lookup_elem(&procs, &next_pid)) {
+		tid = next->pid;
+		since = bpf_map_lookup_elem(&off_cpu_since, &tid);
+		if (since) {
+			now = bpf_ktime_get_ns();
+			emit_event(next_pid, tid, TB_REC_WAKE, now - *since);
+			bpf_map_delete_elem(&off_cpu_since, &tid);
+		}
+	}
 	proc = bpf_map_lookup_elem(&procs, &prev_pid);
-	if (proc && (__u32)prev->pid == (__u32)bpf_get_current_pid_tgid() && in_scope()) {
-		tid = prev->pid;
-		now = bpf_ktime_get_ns();
-		bpf_map_update_elem(&off_cpu_since, &tid, &now, BPF_ANY);
+	if (!proc || (__u32)prev->pid != (__u32)bpf_get_current_pid_tgid() || !in_scope())
+		return;
+	tid = prev->pid;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&off_cpu_since, &tid, &now, BPF_ANY);
+	if (bounded)
+		sample_bounded(ctx, proc, prev_pid, tid, TB_F_OFF_CPU, &switch_more);
+	else
 		sample_current(ctx, proc, prev_pid, tid, TB_F_OFF_CPU, 0);
-	}
-	if (!bpf_map_lookup_elem(&procs, &next_pid))
-		return 0;
-	tid = next->pid;
-	since = bpf_map_lookup_elem(&off_cpu_since, &tid);
-	if (since) {
-		now = bpf_ktime_get_ns();
-		emit_event(next_pid, tid, TB_REC_WAKE, now - *since);
-		bpf_map_delete_elem(&off_cpu_since, &tid);
-	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tb_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(ctx, prev, next, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tb_switch_bounded, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(ctx, prev, next, 1);
+	return 0;
+}
+
+/* Not attached: reached by tail call only (the agent turns their auto-attach off). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tb_switch_native, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct tb_proc *proc;
+	struct scratch *s = bounded_record(&proc);
+
+	if (s)
+		native_bounded(ctx, s, &switch_more);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tb_switch_python, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct tb_proc *proc;
+	struct scratch *s = bounded_record(&proc);
+
+	if (s)
+		python_bounded(ctx, s, proc, &switch_more);
 	return 0;
 }
 

@@ -253,6 +253,7 @@ enum tb_native_stop {
  * sorted by start, each with its file's slot (0: no table, frame pointers)
  * and bias (process address - ELF vaddr). */
 #define TB_MAX_UFILES 4096
+#define TB_PREALLOC_UMAPS 1024 /* processes in umaps where the kernel preallocates it (before 6.1) */
 #define TB_MAX_RANGES 512  /* executable mappings per process (power of two) */
 #define TB_MAX_EVAL 4      /* evaluator ranges per file */
 #define TB_UF_FP_ONLY (1u << 0) /* unwound by frame pointers: no rows */

@@ -1,7 +1,9 @@
-/* sampler.c: loads the embedded BPF program (libbpf skeleton), opens a
- * software cpu-clock perf event per online CPU in frequency mode, attaches
- * the program to each, and drains the ring buffer: stacks and wake-ups
- * into the profile, process lifecycle records to the watch. */
+/* sampler.c: loads the embedded BPF program (libbpf skeleton) in the shape
+ * the running kernel takes (its helpers probed: bpf_loop, or bounded loops
+ * and tail calls), opens a software cpu-clock perf event per online CPU in
+ * frequency mode, attaches the program to each, and drains the ring buffer:
+ * stacks and wake-ups into the profile, process lifecycle records to the
+ * watch. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 
 struct tb_sampler {
 	struct tachyon_bpf *skel;
+	struct bpf_program *sample_prog; /* attached to the perf events */
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds;
@@ -135,6 +138,74 @@ static int open_perf_event(int cpu, unsigned hz)
 	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Does the running kernel let a perf-event program call this helper? */
+static int has_helper(enum bpf_func_id id)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) == 1;
+}
+
+/* Does the kernel let a perf-event program use a hash map that is not
+ * preallocated (6.1)?  A program of two instructions that refers to one. */
+static int takes_lazy_hash(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, 4, 8, 1, &mopts), prog;
+	struct bpf_insn insns[4] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1, .src_reg = BPF_PSEUDO_MAP_FD },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	if (map < 0)
+		return 0;
+	insns[0].imm = map;
+	prog = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns, 4, NULL);
+	close(map);
+	if (prog < 0)
+		return 0;
+	close(prog);
+	return 1;
+}
+
+/* The programs that run: the floor alone (--bench-floor), the walk with
+ * bpf_loop (5.17+), or without it the bounded walk and the programs it
+ * tail-calls; tb_switch* in wall mode. */
+static void choose_programs(struct tb_sampler *s, const struct tb_sampler_opts *o, int bounded)
+{
+	typeof(s->skel->progs) *p = &s->skel->progs;
+	int wall = o->wall && !o->floor;
+
+	s->sample_prog = o->floor ? p->tb_floor : bounded ? p->tb_sample_bounded : p->tb_sample;
+	bpf_program__set_autoload(p->tb_floor, o->floor);
+	bpf_program__set_autoload(p->tb_sample, !o->floor && !bounded);
+	bpf_program__set_autoload(p->tb_sample_bounded, !o->floor && bounded);
+	bpf_program__set_autoload(p->tb_sample_native, !o->floor && bounded && o->native_depth);
+	bpf_program__set_autoload(p->tb_sample_python, !o->floor && bounded);
+	bpf_program__set_autoload(p->tb_switch, wall && !bounded);
+	bpf_program__set_autoload(p->tb_switch_bounded, wall && bounded);
+	bpf_program__set_autoload(p->tb_switch_native, wall && bounded && o->native_depth);
+	bpf_program__set_autoload(p->tb_switch_python, wall && bounded);
+	/* reached by tail call only */
+	bpf_program__set_autoattach(p->tb_switch_native, false);
+	bpf_program__set_autoattach(p->tb_switch_python, false);
+}
+
+/* A bounded walk goes on in the programs of its array: slot 0 the native
+ * phase's, slot 1 the Python phase's (MORE_* in the BPF program). */
+static int link_tail(struct bpf_map *map, struct bpf_program *native, struct bpf_program *python)
+{
+	struct bpf_program *progs[2] = { native, python };
+
+	for (__u32 key = 0; key < 2; key++) {
+		int fd = bpf_program__fd(progs[key]);
+
+		if (fd >= 0 && bpf_map__update_elem(map, &key, sizeof(key), &fd, sizeof(fd), BPF_ANY))
+			return -1;
+	}
+	return 0; /* (a program not loaded: not in wall mode, or no --native) */
+}
+
 static const char *explain(int e)
 {
 	if ((e == EPERM || e == EACCES) && geteuid() == 0)
@@ -148,7 +219,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 				   struct tb_watch *watch, char *err, size_t errlen)
 {
 	struct tb_sampler *s = calloc(1, sizeof(*s));
-	int rc;
+	int rc, bounded;
 
 	if (!s)
 		return NULL;
@@ -174,19 +245,35 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	if (s->skel->rodata->native_depth) {
 		bpf_map__set_max_entries(s->skel->maps.urows,
 					 (__u32)(((uint64_t)o->native_table_mb << 20) / sizeof(struct tb_urow)));
+		/* before 6.1 a perf-event program's hash maps are preallocated: fewer
+		 * processes' mappings (16 KiB each) then */
+		if (!takes_lazy_hash())
+			bpf_map__set_max_entries(s->skel->maps.umaps, TB_PREALLOC_UMAPS);
 	} else { /* nothing to unwind: the smallest maps */
 		bpf_map__set_max_entries(s->skel->maps.ufiles, 1);
 		bpf_map__set_max_entries(s->skel->maps.umaps, 1);
 	}
-	bpf_program__set_autoload(s->skel->progs.tb_switch, o->wall && !o->floor);
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
-	bpf_program__set_autoload(o->floor ? s->skel->progs.tb_sample : s->skel->progs.tb_floor, false);
+	if (!takes_lazy_hash())
+		bpf_map__set_map_flags(s->skel->maps.umaps, 0);
+	s->skel->rodata->has_task_pt_regs = has_helper(BPF_FUNC_task_pt_regs) &&
+					    has_helper(BPF_FUNC_get_current_task_btf);
+	/* TB_BPF_BOUNDED=1: the bounded shape where bpf_loop exists too (tests, benchmarks) */
+	bounded = !has_helper(BPF_FUNC_loop) || (getenv("TB_BPF_BOUNDED") && !strcmp(getenv("TB_BPF_BOUNDED"), "1"));
+	choose_programs(s, o, bounded);
 	rc = tachyon_bpf__load(s->skel);
 	if (rc) {
 		int e = -rc > 0 ? -rc : errno;
 
 		snprintf(err, errlen, "cannot load the BPF program: %s%s", explain(e),
 			 e == EPERM || e == EACCES ? "" : " (set TB_DEBUG_BPF=1 for the verifier log)");
+		goto fail;
+	}
+	if (bounded && (link_tail(s->skel->maps.sample_more, s->skel->progs.tb_sample_native,
+				  s->skel->progs.tb_sample_python) ||
+			link_tail(s->skel->maps.switch_more, s->skel->progs.tb_switch_native,
+				  s->skel->progs.tb_switch_python))) {
+		snprintf(err, errlen, "cannot link the BPF walk's programs: %s", explain(errno));
 		goto fail;
 	}
 	if (s->skel->rodata->native_depth)
@@ -221,8 +308,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 				 explain(errno));
 			goto fail;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(o->floor ? s->skel->progs.tb_floor :
-							       s->skel->progs.tb_sample, s->pfds[cpu]);
+		s->links[cpu] = bpf_program__attach_perf_event(s->sample_prog, s->pfds[cpu]);
 		if (!s->links[cpu]) {
 			snprintf(err, errlen, "cannot attach to the perf event on CPU %d: %s", cpu,
 				 explain(errno));
@@ -325,10 +411,8 @@ int tb_sampler_prog_id(struct tb_sampler *s)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
-	int fd = bpf_program__fd(s->skel->progs.tb_sample);
+	int fd = bpf_program__fd(s->sample_prog);
 
-	if (fd < 0)
-		fd = bpf_program__fd(s->skel->progs.tb_floor);
 	memset(&info, 0, sizeof(info));
 	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -1;
