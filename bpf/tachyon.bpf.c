@@ -60,13 +60,8 @@ static __always_inline int in_scope(void)
 /* Re-walk the thread list of a thread with no state at most this often. */
 #define TSTATE_RETRY_NS (50ull * 1000 * 1000)
 #define MAX_INTERPRETERS 8
-/* Shim frames tolerated beyond max_depth (C-boundary entry frames). */
-#define SHIM_SLACK 64
 /* Frames walked in the inline loop before bpf_loop takes over. */
 #define INLINE_FRAMES 160
-/* Without bpf_loop: frames and native frames walked per program before a tail call. */
-#define BOUNDED_FRAMES 64
-#define BOUNDED_NATIVE 8
 /* Entries of the per-walk code-object cache (power of two). */
 #define CODE_CACHE 16
 /* Bytes of data stack read at once (a page: the rest of a frame's page): see load_frame. */
@@ -587,7 +582,7 @@ static long visit_frame_cb(__u32 i, struct loop_ctx *ctx)
 }
 
 /* Before a walk: no code object cached, no data-stack block read, up to
- * max_depth frames and SHIM_SLACK shims to visit.  (The barrier keeps the
+ * max_depth frames and TB_SHIM_SLACK shims to visit.  (The barrier keeps the
  * compiler from peeling the loop's first block read: older verifiers refuse
  * the loop it then closes by a fall-through, scripts/check_bpf_cfg.py.) */
 static __always_inline void walk_init(struct scratch *s)
@@ -596,7 +591,7 @@ static __always_inline void walk_init(struct scratch *s)
 		s->ccache[i].addr = 0;
 	s->blk_len = 0;
 	s->walked = 0;
-	s->walk_limit = max_depth + SHIM_SLACK;
+	s->walk_limit = max_depth + TB_SHIM_SLACK;
 	asm volatile("" ::: "memory");
 }
 
@@ -615,11 +610,11 @@ static __always_inline void walk_frames(struct scratch *s)
 		bpf_loop(limit - i, visit_frame_cb, &ctx, 0);
 }
 
-/* Kernels without bpf_loop: BOUNDED_FRAMES frames per program; 1 when the
+/* Kernels without bpf_loop: TB_BOUNDED_FRAMES frames per program; 1 when the
  * walk goes on (in the next program, by tail call). */
 static __always_inline int walk_chunk(struct scratch *s)
 {
-	for (int i = 0; i < BOUNDED_FRAMES; i++) {
+	for (int i = 0; i < TB_BOUNDED_FRAMES; i++) {
 		if (s->walked >= s->walk_limit)
 			return 0;
 		s->walked++;
@@ -996,7 +991,7 @@ static __always_inline void native_stack(void *ctx, struct scratch *s, __u32 fla
 	native_end(s);
 }
 
-/* Without bpf_loop: BOUNDED_NATIVE native frames per program; 1 when the
+/* Without bpf_loop: TB_BOUNDED_NATIVE native frames per program; 1 when the
  * walk goes on (in the next program, by tail call). */
 static __always_inline int native_chunk(struct scratch *s)
 {
@@ -1005,7 +1000,7 @@ static __always_inline int native_chunk(struct scratch *s)
 
 	if (!c.m)
 		return 0; /* the process has just left: its record is dropped */
-	for (int i = 0; i < BOUNDED_NATIVE; i++)
+	for (int i = 0; i < TB_BOUNDED_NATIVE; i++)
 		if (native_step_one(&c))
 			return 0;
 	return 1;

@@ -17,8 +17,17 @@
 #define TB_MAX_FRAMES 1024
 /* Default --max-depth. */
 #define TB_DEFAULT_DEPTH 128
+/* Shim frames the walk visits beyond max_depth (C-boundary entry frames). */
+#define TB_SHIM_SLACK 64
 /* Most thread states walked to find a thread's state (per lookup). */
 #define TB_MAX_THREADS 512
+/* Kernels without bpf_loop (before 5.17): a sample's walk goes on from
+ * program to program by tail call (at most TB_TAIL_CALLS), each program
+ * walking TB_BOUNDED_FRAMES Python frames or TB_BOUNDED_NATIVE native ones
+ * (what the verifier of 5.10 takes in one program). */
+#define TB_TAIL_CALLS 32
+#define TB_BOUNDED_FRAMES 64
+#define TB_BOUNDED_NATIVE 8
 
 /* Sample flags. */
 #define TB_F_TRUNCATED  (1u << 0) /* chain went on past max depth */

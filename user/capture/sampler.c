@@ -33,6 +33,7 @@ struct tb_sampler {
 	struct tb_watch *watch;
 	int note_no_gil;
 	struct tb_unwind *unwind;      /* --native */
+	int noted_umaps_full;          /* said that umaps is full */
 };
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -94,7 +95,15 @@ static int set_ranges(void *ctx, uint32_t pid, const struct tb_umaps *m)
 
 	if (!m)
 		return bpf_map__delete_elem(s->skel->maps.umaps, &pid, sizeof(pid), 0);
-	return bpf_map__update_elem(s->skel->maps.umaps, &pid, sizeof(pid), m, sizeof(*m), BPF_ANY);
+	if (!bpf_map__update_elem(s->skel->maps.umaps, &pid, sizeof(pid), m, sizeof(*m), BPF_ANY))
+		return 0;
+	if (errno == E2BIG && !s->noted_umaps_full) {
+		s->noted_umaps_full = 1;
+		fprintf(stderr, "tachyon-bpf: --native: the mappings of %u processes at once fill the kernel's map "
+			"(preallocated before Linux 6.1): pid %u and the next ones have no native frames\n",
+			bpf_map__max_entries(s->skel->maps.umaps), pid);
+	}
+	return -1;
 }
 
 /* A table's rows into urows through a mapping of just their pages (the
@@ -191,6 +200,29 @@ static void choose_programs(struct tb_sampler *s, const struct tb_sampler_opts *
 	bpf_program__set_autoattach(p->tb_switch_python, false);
 }
 
+/* Without bpf_loop the walk takes at most TB_TAIL_CALLS programs after the
+ * first (native frames: one per TB_BOUNDED_NATIVE and the step that finds
+ * the depth reached, then one for the thread's state; Python frames: one
+ * per TB_BOUNDED_FRAMES, shims included): one line when the depths asked
+ * for need more, so that a cut stack is not a surprise. */
+static void note_bounded_depth(const struct tb_sampler_opts *o)
+{
+	unsigned native = o->native_depth ? o->native_depth / TB_BOUNDED_NATIVE + 1 : 0;
+	unsigned python = (o->max_depth + TB_SHIM_SLACK + TB_BOUNDED_FRAMES - 1) / TB_BOUNDED_FRAMES;
+
+	if (native + python <= TB_TAIL_CALLS)
+		return;
+	if (o->native_depth)
+		fprintf(stderr, "tachyon-bpf: this kernel has no bpf_loop (Linux 5.17): a sample's walk spans at most "
+			"%u programs of %u Python or %u native frames; --max-depth %u with --native-depth %u "
+			"needs %u: the deepest stacks are cut (marked <truncated>)\n", TB_TAIL_CALLS + 1,
+			TB_BOUNDED_FRAMES, TB_BOUNDED_NATIVE, o->max_depth, o->native_depth, native + python + 1);
+	else
+		fprintf(stderr, "tachyon-bpf: this kernel has no bpf_loop (Linux 5.17): a sample's walk spans at most "
+			"%u programs of %u frames; --max-depth %u needs %u: the deepest stacks are cut "
+			"(marked <truncated>)\n", TB_TAIL_CALLS + 1, TB_BOUNDED_FRAMES, o->max_depth, python + 1);
+}
+
 /* A bounded walk goes on in the programs of its array: slot 0 the native
  * phase's, slot 1 the Python phase's (MORE_* in the BPF program). */
 static int link_tail(struct bpf_map *map, struct bpf_program *native, struct bpf_program *python)
@@ -261,6 +293,8 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	/* TB_BPF_BOUNDED=1: the bounded shape where bpf_loop exists too (tests, benchmarks) */
 	bounded = !has_helper(BPF_FUNC_loop) || (getenv("TB_BPF_BOUNDED") && !strcmp(getenv("TB_BPF_BOUNDED"), "1"));
 	choose_programs(s, o, bounded);
+	if (bounded && !o->floor)
+		note_bounded_depth(o);
 	rc = tachyon_bpf__load(s->skel);
 	if (rc) {
 		int e = -rc > 0 ? -rc : errno;
