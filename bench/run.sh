@@ -14,6 +14,8 @@
 #      (samples in user mode: no kernel stack, the flag's cost) and on
 #      tests/workloads/syscalls.py (reads of /dev/zero: kernel stacks of ~10-15
 #      frames) with and without it, next to the floor.
+#      The same depths again in the program's bounded shape (TB_BPF_BOUNDED=1: the
+#      walk as on kernels without bpf_loop, programs chained by tail calls).
 #   1b. The same for threads that miss the thread-state cache (bench/many_threads.py):
 #      thread-list walks and those the per-process walk budget skipped, per sample.
 #   2. Slowdown of bench/cpu_bound.py, paired runs without/with the profiler.
@@ -40,10 +42,14 @@
 #       same 3.15 target in one run: the walk at DEPTHS (the per-frame fit), then
 #       bench/anchors.py: target slowdown, profiler CPU and RSS at RATES, rounds
 #       of none / tachyon-bpf / floor / Tachyon in rotated order.
+#   12. startup: the time from the agent's start to its first sample (BPF load and
+#       verification, in both of the program's shapes; discovery of every Python process;
+#       the first sample), --all-python with 1 and with 300 Python processes running
+#       (STARTUP_NS), and a SIGINT 0.1 s after the start (while it is starting up).
 #   11. stacks (not by default: 10 minutes): --all-python -r 1000 on a stack-rich
 #       host (bench/churn.py stacks: random call chains over 3,000 functions, nearly
 #       every sample a new stack): the live agent's RSS per unique stack (bench/soak.py).
-# Sections 6-11 alone replace their part of OUT and keep the rest.
+# Sections 6-12 alone replace their part of OUT and keep the rest.
 # BPF run-time statistics are kept on by a BPF_ENABLE_STATS descriptor
 # (bench/bpf_stats_hold.py) besides the sysctl: another job of a shared
 # machine turning kernel.bpf_stats_enabled off does not stop them.
@@ -70,7 +76,7 @@
 #   FLOOR_RATES=10000        section 2: rates also run with --bench-floor (the
 #                            cost of the perf interrupts alone; "" = none)
 #   NPROCS=20 MULTI_SECS=5 MULTI_HZ=1000      section 4
-#   SECTIONS="walk threads native overhead multi wall anchors"  which sections to run (or as arguments)
+#   SECTIONS="walk threads native overhead multi wall anchors startup"  which sections to run (or as arguments)
 #   ANCHOR_ROUNDS=3 ANCHOR_SCALE=1.0          section 10 (rates: RATES; target: PY315)
 #   PY310=auto PY315=auto NATIVE_DEPTHS="5 20 50" NATIVE_WARM_MS=1500   section 8 (auto: pyenv
 #                            3.10, sid 3.15; none: skip; time left out at the start)
@@ -105,7 +111,8 @@ SCALE=${SCALE:-1.0}
 NPROCS=${NPROCS:-20}
 MULTI_SECS=${MULTI_SECS:-5}
 MULTI_HZ=${MULTI_HZ:-1000}
-SECTIONS=${SECTIONS:-walk threads native overhead multi wall anchors}
+SECTIONS=${SECTIONS:-walk threads native overhead multi wall anchors startup}
+STARTUP_NS=${STARTUP_NS:-1 300}
 ANCHOR_ROUNDS=${ANCHOR_ROUNDS:-3}
 ANCHOR_SCALE=${ANCHOR_SCALE:-1.0}
 PY310=${PY310:-auto}
@@ -276,7 +283,7 @@ walk_once() {
 		if [[ -w /proc/$tpid/autogroup ]]; then echo "$NICE" >"/proc/$tpid/autogroup" || true; fi
 	fi
 	st0=$(steal_ticks)
-	bg taskset -c "$ACPU" "$TB" -p "$tpid" --cpu "$TCPU" -r "$WALK_HZ" -d "$secs" \
+	bg env "${WALK_ENV[@]}" taskset -c "$ACPU" "$TB" -p "$tpid" --cpu "$TCPU" -r "$WALK_HZ" -d "$secs" \
 		--max-depth "$MAXD" -o "$d/out.json" "${flags[@]}"  2>"$d/err"
 	apid=$BG
 	for _ in $(seq 200); do
@@ -320,6 +327,8 @@ walk_once() {
 	tail -n1 "$RAW" | "$HPY" -c 'import json,sys; r=json.loads(sys.stdin.read()); print("    %-22s %-6s %6.0f ns/run  runs %5d  target %5d  frames/sample %s" % (r["label"], r["variant"], r["ns_per_run"], r["run_cnt"], r["target_runs"], "%.1f" % r["frames_per_sample"] if r["frames_per_sample"] else "-"))' >&2
 }
 
+# Environment of the agent in walk_once (the bounded rows: TB_BPF_BOUNDED=1).
+WALK_ENV=()
 # Does this build accept these options? (rows for newer flags are optional)
 supports() { "$TB" "$@" --help >/dev/null 2>&1; }
 
@@ -330,6 +339,10 @@ if want walk; then
 		for depth in $DEPTHS; do
 			walk_once "depth $depth" walker "$rep" "$PY" "$depth"
 			walk_once "depth $depth" floor "$rep" "$PY" "$depth"
+			# the program's shape for kernels without bpf_loop (5.10-5.16), here forced
+			WALK_ENV=(TB_BPF_BOUNDED=1)
+			walk_once "bounded shape, depth $depth" walker "$rep" "$PY" "$depth"
+			WALK_ENV=()
 		done
 		walk_once "depth 50, --no-opcodes" walker "$rep" "$PY" 50 --no-opcodes
 		if supports --opcodes; then
@@ -568,12 +581,74 @@ if want stacks; then
 		--procs "$STACKS_PROCS" --scope "$SOAK_SCOPE" --python "$PY" --out-dir "$TMP/stacks" >"$TMP/stacks.md" ||
 		die "the stack-rich run failed"
 fi
+# ---------------------------------------------------------------- section 12
+# Start-up: N Python processes (N-1 asleep, one spinning), --all-python -d 1; the agent's
+# own "start-up:" line (BPF program loaded, processes found, first sample), REPS runs each.
+if want startup; then
+	log "section 12: start-up with STARTUP_NS=\"$STARTUP_NS\" Python processes"
+	{
+		echo "## 12. Start-up: from the agent's start to its first sample"
+		echo
+		echo "\`--all-python -d 1\` with N Python processes running (N-1 asleep, one spinning), median of $REPS"
+		echo "runs (min-max); the agent's own start-up line: BPF program loaded (and verified), every"
+		echo "process found, first sample.  Kernel $(uname -r)."
+		echo
+		echo "| processes | program shape | BPF load | processes found in | first sample after |"
+		echo "|---:|---|---:|---:|---:|"
+	} >"$TMP/startup.md"
+	for n in $STARTUP_NS; do
+		sl=()
+		for _ in $(seq $((n - 1))); do bg "$PY" -c 'import time; time.sleep(600)'; sl+=("$BG"); done
+		bg "$PY" -c 'while True: pass'
+		sl+=("$BG")
+		sleep $((2 + n / 100))
+		for shape in loop bounded; do
+			: >"$TMP/startup.txt"
+			for _ in $(seq "$REPS"); do
+				env TB_BPF_BOUNDED=$([[ $shape == bounded ]] && echo 1 || echo 0) \
+					"$TB" --all-python -d 1 -o "$TMP/startup.json" 2>&1 >/dev/null |
+					grep 'start-up:' >>"$TMP/startup.txt" || die "no start-up line (N=$n, $shape)"
+			done
+			"$HPY" - "$n" "$shape" "$TMP/startup.txt" >>"$TMP/startup.md" <<'PYEOF'
+import re, statistics, sys
+n, shape, path = sys.argv[1:4]
+rows = [re.search(r"loaded in ([0-9.]+) s, (\d+) process(?:es)? found in ([0-9.]+) s, first sample ([0-9.]+) s", l)
+        for l in open(path)]
+rows = [m for m in rows if m]
+def col(i):
+    v = [float(m.group(i)) for m in rows]
+    return "%.3f s (%.3f-%.3f)" % (statistics.median(v), min(v), max(v)) if v else "—"
+found = max((int(m.group(2)) for m in rows), default=0)
+print("| %s (%d found) | %s | %s | %s | %s |" % (n, found, "bpf_loop" if shape == "loop" else "bounded (5.10-5.16)",
+                                                col(1), col(3), col(4)))
+PYEOF
+		done
+		if [[ $n == "${STARTUP_NS##* }" ]]; then
+			"$TB" --all-python -d 30 -o "$TMP/startup-sig.json" 2>"$TMP/startup-sig.err" &
+			apid=$!
+			t0=$(date +%s%N)
+			sleep 0.1
+			kill -INT "$apid"
+			rc=0
+			wait "$apid" || rc=$?
+			t1=$(date +%s%N)
+			{
+				echo
+				echo "SIGINT 0.1 s after the start with $n processes: exit $rc after $(( (t1 - t0) / 1000000 )) ms," \
+					"output $([[ -s $TMP/startup-sig.json ]] && echo written || echo MISSING)."
+			} >>"$TMP/startup-sig.md"
+		fi
+		for p in "${sl[@]}"; do stop "$p"; done
+	done
+	[[ -f $TMP/startup-sig.md ]] && cat "$TMP/startup-sig.md" >>"$TMP/startup.md"
+fi
+
 if ! want walk && ! want overhead && ! want multi && ! want wall; then
 	# only the churn and native sections: they replace their own part of OUT
 	want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
 	want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
 	want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
-	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md" "$TMP/stacks.md"; do
+	for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md" "$TMP/stacks.md" "$TMP/startup.md"; do
 		[[ -f $f ]] || continue
 		"$HPY" - "$OUT" "$f" <<'PYEOF'
 import re, sys
@@ -632,7 +707,7 @@ alt_desc=$PY_ALT
 want native && "$HPY" "$ROOT/bench/stats.py" native "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/native.md"
 want anchors && "$HPY" "$ROOT/bench/stats.py" anchors "$RAW" "$TCPU" "$WALK_HZ" "$PY315" >"$TMP/anchors.md"
 want async && "$HPY" "$ROOT/bench/stats.py" async "$RAW" "$TCPU" "$WALK_HZ" >"$TMP/async.md"
-for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md" "$TMP/stacks.md"; do
+for f in "$TMP/soak.md" "$TMP/storm.md" "$TMP/native.md" "$TMP/async.md" "$TMP/anchors.md" "$TMP/stacks.md" "$TMP/startup.md"; do
 	[[ -f $f ]] && cat "$f" >>"$TMP/results.md"
 done
 cp "$TMP/results.md" "$OUT"

@@ -256,6 +256,7 @@ def render(raw, header_path):
             if r["label"] not in labels:
                 labels.append(r["label"])
         fit_pts, fit_min = [], []
+        bounded_pts = []
         cell = {}
         miss = med([r["ns_per_run"] for r in walks if r["variant"] == "floor"])
         for lab in labels:
@@ -272,6 +273,8 @@ def render(raw, header_path):
             if lab.startswith("depth ") and lab.split()[1].isdigit() and f and wn:
                 fit_pts.append((f, mw))
                 fit_min.append((f, min(wn)))
+            if lab.startswith("bounded shape, depth ") and f and wn:
+                bounded_pts.append((f, mw))
             steal = max(r.get("steal_pct", 0) for r in wk + fl)
             wcol = f"{fmt_ns(mw)} ({fmt_ns(min(wn))})" if wn else "—"
             fcol = f"{fmt_ns(mf)} ({fmt_ns(min(fn))})" if fn else "—"
@@ -289,6 +292,11 @@ def render(raw, header_path):
               "Reference prototype on this kind of VM (minimum of runs): ~700–900 ns fixed + "
               "~14 ns/frame with one 64-byte read per frame, ~35 ns/frame with three small "
               "reads (/work/shared/reference/bpf-walk-costs.md).")
+        if len(bounded_pts) >= 2:
+            i3, s3 = fit(bounded_pts)
+            w(f"- The bounded shape (kernels without bpf_loop; forced here with TB_BPF_BOUNDED=1): "
+              f"medians **≈ {i3:,.0f} ns fixed + {s3:,.0f} ns per frame** (one tail call per "
+              "64 frames, and one from the thread state to the frames).")
         def find(word):
             for lab in labels:
                 if lab.startswith("depth 50, " + word) and cell[lab][0]:

@@ -34,6 +34,7 @@ struct tb_sampler {
 	int note_no_gil;
 	struct tb_unwind *unwind;      /* --native */
 	int noted_umaps_full;          /* said that umaps is full */
+	int bounded;                   /* the bounded shape (no bpf_loop) */
 };
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -292,6 +293,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 					    has_helper(BPF_FUNC_get_current_task_btf);
 	/* TB_BPF_BOUNDED=1: the bounded shape where bpf_loop exists too (tests, benchmarks) */
 	bounded = !has_helper(BPF_FUNC_loop) || (getenv("TB_BPF_BOUNDED") && !strcmp(getenv("TB_BPF_BOUNDED"), "1"));
+	s->bounded = bounded;
 	choose_programs(s, o, bounded);
 	if (bounded && !o->floor)
 		note_bounded_depth(o);
@@ -434,6 +436,11 @@ uint64_t tb_sampler_counter(struct tb_sampler *s, int idx)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+const char *tb_sampler_shape(const struct tb_sampler *s)
+{
+	return s->bounded ? "bounded loops and tail calls: no bpf_loop in this kernel" : "bpf_loop";
 }
 
 struct tb_unwind *tb_sampler_unwind(struct tb_sampler *s)

@@ -45,6 +45,8 @@ void tb_sampler_remove(struct tb_sampler *s, pid_t pid);
 int tb_sampler_poll(struct tb_sampler *s, int timeout_ms);
 /* Sum a BPF counter (enum tb_counter) over CPUs. */
 uint64_t tb_sampler_counter(struct tb_sampler *s, int idx);
+/* The program's shape, for people: "bpf_loop" or the bounded one. */
+const char *tb_sampler_shape(const struct tb_sampler *s);
 /* --native: the unwind-table registry (NULL when off). */
 struct tb_unwind *tb_sampler_unwind(struct tb_sampler *s);
 /* The loaded program's id, for bpftool / bpf_stats. */

@@ -453,6 +453,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 		.native_depth = o->native_depth, .native_table_mb = o->native_table_mb, .quiet = o->quiet,
 	};
 
+	s->start_ns = tb_mono_ns();
 	if (geteuid() != 0)
 		return bad(err, errlen, "must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON");
 	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
@@ -461,11 +462,14 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	s->sampler = tb_sampler_open(&so, &s->prof, &s->watch, err, errlen);
 	if (!s->sampler)
 		return -1;
+	s->loaded_ns = tb_mono_ns();
+	s->bpf_shape = tb_sampler_shape(s->sampler);
 	tb_watch_init(&s->watch, s->sampler, &s->prof, o->quiet);
 	if (attach_targets(s, err, errlen)) {
 		tb_session_close(s);
 		return -1;
 	}
+	s->attached_ns = tb_mono_ns();
 	if (o->subprocesses)
 		for (uint32_t i = 0; i < s->prof.nprocs; i++)
 			tb_sampler_follow(s->sampler, (pid_t)s->prof.procs[i].pid);

@@ -85,6 +85,10 @@ struct tb_session {
 	uint64_t discovered;  /* the watch's count at the last step */
 	struct tb_ksyms ksyms; /* --kernel: /proc/kallsyms, read at the start */
 	int have_ksyms;
+	/* start-up (CLOCK_MONOTONIC ns): tb_session_start called, the BPF program
+	 * loaded and attached, the targets found (the first sample: prof.first_ns) */
+	uint64_t start_ns, loaded_ns, attached_ns;
+	const char *bpf_shape; /* tb_sampler_shape (a static string) */
 };
 
 /* The profile with the sampling settings of o (which must outlive s); the

@@ -259,6 +259,20 @@ static void rotate(const struct record_opts *o, struct tb_session *s, double ela
 	p->sym.strs = &p->strs; /* it pointed into `fresh` */
 }
 
+/* The start-up's steps: the BPF program loaded (in the shape the kernel
+ * takes), the targets found, the first sample. */
+static void print_startup(const struct tb_session *s)
+{
+	fprintf(stderr, "  start-up: BPF program (%s) loaded in %.3f s, %u process%s found in %.3f s",
+		s->bpf_shape, (double)(s->loaded_ns - s->start_ns) / 1e9, s->prof.nprocs,
+		s->prof.nprocs == 1 ? "" : "es", (double)(s->attached_ns - s->loaded_ns) / 1e9);
+	if (s->prof.first_ns > s->start_ns)
+		fprintf(stderr, ", first sample %.3f s after the start\n",
+			(double)(s->prof.first_ns - s->start_ns) / 1e9);
+	else
+		fprintf(stderr, ", no sample\n");
+}
+
 /* Sample until the duration, a signal (tb_session_stop_signal), or the end
  * of every target; the profile is then finished and its duration and
  * agent CPU set. */
@@ -353,6 +367,7 @@ int tb_cmd_record(int argc, char **argv)
 			"%llu thread-list walks (thread-state cache misses), %llu skipped (walk budget spent)\n",
 			(unsigned long long)bpf_samples, (unsigned long long)bpf_walks,
 			(unsigned long long)bpf_skipped);
+		print_startup(s);
 	}
 out:
 	tb_session_free(s);
