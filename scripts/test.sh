@@ -16,21 +16,23 @@ failed=0
 failures=()
 log_dir=$(mktemp -d /tmp/tb-test.XXXXXX)
 
-tally() { # name rc passed failed
+suite_times=()
+tally() { # name rc passed failed [seconds]
 	passed=$((passed + $3))
 	failed=$((failed + $4))
 	if [ "$2" -ne 0 ] && [ "$4" -eq 0 ]; then failed=$((failed + 1)); fi
 	if [ "$2" -ne 0 ] || [ "$4" -ne 0 ]; then failures+=("$1"); fi
-	echo "== $1: rc=$2 passed=$3 failed=$4"
+	echo "== $1: rc=$2 passed=$3 failed=$4${5:+ (${5} s)}"
+	if [ -n "${5:-}" ]; then suite_times+=("$5 $1"); fi
 }
 
 suite() { # name command...: a suite counted as one test
-	local name=$1 rc
+	local name=$1 rc t0=$SECONDS
 	shift
 	echo "== running $name"
 	"$@" 2>&1 | tee "$log_dir/$name.log"
 	rc=${PIPESTATUS[0]}
-	if [ "$rc" -eq 0 ]; then tally "$name" 0 1 0; else tally "$name" "$rc" 0 0; fi
+	if [ "$rc" -eq 0 ]; then tally "$name" 0 1 0 $((SECONDS - t0)); else tally "$name" "$rc" 0 0 $((SECONDS - t0)); fi
 }
 
 set -e
@@ -53,6 +55,7 @@ bash tests/setup-pythons.sh || echo "test: some sid Pythons could not be set up 
 # sid's CPython headers: the layout suite checks the default and free-threaded offsets with them
 bash tests/layout/fetch-headers.sh || echo "test: sid's CPython headers could not be fetched (see above)"
 make -s
+echo "== set-up done: ${SECONDS} s"
 set +e
 
 # cmocka unit tests: count their tests
@@ -77,14 +80,14 @@ suite layers python3 scripts/check_layers.py
 
 # scripts that end with "N passed, N failed"
 counted() { # name command...
-	local name=$1 rc line
+	local name=$1 rc line t0=$SECONDS
 	shift
 	echo "== running $name"
 	"$@" 2>&1 | tee "$log_dir/$name.log"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/$name.log" | tail -1)
 	line=${line:-0 passed, 0 failed}
-	tally "$name" "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')"
+	tally "$name" "$rc" "$(echo "$line" | awk '{print $1}')" "$(echo "$line" | awk '{print $3}')" $((SECONDS - t0))
 }
 
 # every output format of fixed captures, byte for byte (SHA-256s)
@@ -107,6 +110,11 @@ suite opcodes-vs-dis "${with_ft[@]}" bash tests/opcodes/check.sh
 
 # integration: real BPF, real Python processes
 counted integration "${with_ft[@]}" /usr/bin/python3 tests/integration/run.py
+# the program's bounded shape (kernels without bpf_loop, 5.10-5.16, booted by the kernel matrix
+# below), forced here on each CPython version: walks, deep stacks, threads, wall mode, opcodes
+counted integration-bounded "${with_ft[@]}" TB_BPF_BOUNDED=1 TB_ONE_PER_VERSION=1 \
+	TB_ONLY=test_slices,test_threads,test_deep,test_gil_wall,test_sleep_wall,test_opcodes \
+	/usr/bin/python3 tests/integration/run.py
 counted timeline python3 tests/integration/timeline.py
 counted exports /usr/bin/python3 tests/integration/exports.py
 # native unwinding from .eh_frame: tables vs readelf, the user-space reference unwinder vs
@@ -125,6 +133,8 @@ counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 
 echo
+echo "time per suite (s), the longest first; the whole run: ${SECONDS} s"
+printf '%s\n' "${suite_times[@]}" | sort -rn | head -n 15 | sed 's/^/  /'
 [ "${#failures[@]}" -eq 0 ] || echo "failed suites: ${failures[*]}"
 echo "logs: $log_dir"
 echo "total: $passed passed, $failed failed"

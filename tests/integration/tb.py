@@ -21,15 +21,22 @@ EXPECTED = subprocess.run(["bash", os.path.join(ROOT, "tests", "pythons.sh"), "-
 
 
 def interpreters():
-    """[(minor, kind, argv)] from tests/pythons.sh."""
+    """[(minor, kind, argv)] from tests/pythons.sh; with TB_ONE_PER_VERSION=1 the first
+    of each version (and of each free-threaded version)."""
     out = subprocess.run(["bash", os.path.join(ROOT, "tests", "pythons.sh")],
                          capture_output=True, text=True, check=True)
     sys.stderr.write(out.stderr)
-    found = []
+    found, seen = [], set()
+    one = os.environ.get("TB_ONE_PER_VERSION") == "1"
     for line in out.stdout.splitlines():
         parts = line.split()
-        if len(parts) >= 3:
-            found.append((parts[0], parts[1], parts[2:]))
+        if len(parts) < 3:
+            continue
+        key = (parts[0], parts[1].startswith("ft-"))
+        if one and key in seen:
+            continue
+        seen.add(key)
+        found.append((parts[0], parts[1], parts[2:]))
     return found
 
 

@@ -260,6 +260,12 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->watch = watch;
 	s->note_no_gil = o->note_no_gil;
 	libbpf_set_print(silent_print);
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): tachyon-bpf needs a "
+			 "kernel built with CONFIG_DEBUG_INFO_BTF (its programs are typed and relocated by it)",
+			 strerror(errno));
+		goto fail;
+	}
 	s->skel = tachyon_bpf__open();
 	if (!s->skel) {
 		snprintf(err, errlen, "cannot open the BPF program: %s", explain(errno));
