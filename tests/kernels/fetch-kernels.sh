@@ -46,6 +46,7 @@ mkdir -p "$DEST"
 exec 9>"$DEST/.lock"
 flock 9
 
+# shellcheck source=tests/sid-apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../sid-apt.sh"
 
 # The (Pre-)Depends of package $1 that match the regex $2, one a line.
@@ -61,7 +62,7 @@ candidate_version() {
 # boot/vmlinuz-RELEASE, or usr/lib/modules/RELEASE/vmlinuz (sid's linux-binary-*).
 unpack_vmlinuz() {
     local deb
-    deb=$(ls "$2"/"${1}"_*.deb 2>/dev/null | head -n 1)
+    deb=$(compgen -G "$2/${1}_*.deb" | head -n 1 || true)
     [[ -n $deb ]] || return 1
     dpkg-deb -x "$deb" "$3" || return 1
     { compgen -G "$3/boot/vmlinuz-*" || compgen -G "$3/usr/lib/modules/*/vmlinuz" || true; } | head -n 1

@@ -1,0 +1,287 @@
+"""guest_checks.py: the kernel matrix's checks (tests/kernels/run.sh), run by /init
+(tests/kernels/guest-init.sh) with python3.11 inside each booted kernel, against the real BPF
+program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as they are
+(tests/integration/tb.py and run.py, tests/native/run.py) with their own capture parameters
+(a TCG guest keeps up with them), and two flags added where the matrix asks for them:
+
+  split       slices.py: fifty/thirty/twenty within 5 pp of 50/30/20 and the hot loop lines
+              (test_slices), then within 3 pp (the accuracy asked of every kernel)
+  deep        a 400-deep stack at --max-depth 512, all frames there; cut and marked at the
+              default depth (test_deep)
+  all-python  --all-python started first, then spawner.py started mid-capture with short-lived
+              children: the spawner and each child seen with their own functions
+  wall        --mode wall on sleeper.py: the sleep line ~90% of the thread's samples, under
+              <off-CPU>; ~0% in cpu mode (test_sleep_wall)
+  native      --native --kernel on ctypes calls into tests/native/chain.c (built -O2
+              -fomit-frame-pointer: only .eh_frame unwinds it): chain_a -> chain_b -> chain_c
+              under the Python frame call_chain (tests/native/run.py check_chain)
+  opcodes     --opcodes on opcodes.py: the specialized instructions of the hot line and their
+              column span (test_opcodes)
+  dump        `tachyon-bpf dump PID` of threads.py: every thread's stack (test_dump; reads the
+              process's memory, no BPF)
+  shape       the program's shape the agent chose by probing the kernel (bpf_loop, or bounded
+              loops and tail calls) is the one TB_SHAPE (run.sh, from the kernel's name) expects,
+              and the start-up's times (BPF load, first sample)
+  threads     three threads each in its own function (test_threads: the thread-list walk)
+  gil         --mode wall on two threads contending for the GIL: held and waited for half the
+              time each (test_gil_wall: the futex wait read from the task's saved registers)
+  kernel      --kernel on reads of /dev/zero: kernel frames through do_syscall_64 under the
+              Python line (test_kernel_syscalls)
+  container   --cgroup and --container alone: the processes of one cgroup v2, running and
+              started later, none outside (test_cgroup_alone)
+
+First the BPF program is loaded once (load_check): if it does not load, every check that
+needs it fails at once with the agent's first stderr line (a load that fails can take minutes
+of verifier time under TCG), and the verifier log goes to the console.
+
+Prints one line per check, "ok NAME: detail" or "FAIL NAME: reason" (a failed capture: the
+exit status and the agent's first stderr line), lines starting "#" that say what ran (kernel,
+load, time), then "N passed, N failed". TB_CHECKS=a,b (the environment; the kernel command
+line sets it) runs only those."""
+import contextlib
+import importlib.util
+import os
+import platform
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import tb  # noqa: E402
+import run as it  # noqa: E402  tests/integration/run.py
+
+
+def load_native_run():
+    spec = importlib.util.spec_from_file_location("native_run", os.path.join(ROOT, "tests", "native", "run.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+nr = load_native_run()
+PY = [sys.executable]
+TAG = "%d.%d-debian-static" % sys.version_info[:2]   # the host checks' tag for /usr/bin/python3.11
+CHAIN_LIB = os.path.join(ROOT, "lib", "libchain.so")  # tests/native/chain.c, built by initramfs.sh
+
+# Capture parameters: the host checks' own (TCG keeps up with them: test_slices gets ~3000
+# samples at 999 Hz), shorter where that costs nothing.
+NATIVE_SECONDS = 3.0
+ALLPY_CHILDREN, ALLPY_SECONDS = 3, 0.5
+
+
+def first_line(text):
+    for line in str(text).splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+@contextlib.contextmanager
+def agent_flags(*flags):
+    """Every capture the reused checks start (they all go through tb.run) gets FLAGS before
+    its "--"."""
+    orig = tb.run
+
+    def run(args, timeout=120, **kw):
+        args = list(args)
+        if args and args[0] != "dump":
+            i = args.index("--") if "--" in args else len(args)
+            args[i:i] = flags
+        return orig(args, timeout=timeout, **kw)
+    tb.run = run
+    try:
+        yield
+    finally:
+        tb.run = orig
+
+
+def slice_shares(fold):
+    share = {"fifty": 0, "thirty": 0, "twenty": 0}
+    for frames, n in fold.stacks:
+        names = [tb.Folded.func(f) for f in frames]
+        for k in share:
+            if k in names:
+                share[k] += n
+    total = sum(share.values())
+    return {k: 100.0 * v / max(1, total) for k, v in share.items()}, total
+
+
+def check_split():
+    detail = it.test_slices(PY, TAG)   # within 5 pp, the hot loop lines
+    pct, total = slice_shares(tb.Folded(os.path.join(it.TMP, "slices-%s.folded" % TAG)))
+    worst = max(abs(pct[k] - w) for k, w in (("fifty", 50), ("thirty", 30), ("twenty", 20)))
+    assert worst <= 3.0, "%s; off by %.1f pp (> 3)" % (detail, worst)
+    return "%s; at most %.1f pp off (<= 3)" % (detail, worst)
+
+
+def check_deep():
+    return it.test_deep(PY, TAG)
+
+
+def check_all_python():
+    """--all-python: processes started after the capture began are found and read."""
+    out = os.path.join(it.TMP, "allpy.json")
+    agent = subprocess.Popen([tb.BIN, "--all-python", "-r", "499", "-d", "120", "--min-fraction", "0",
+                              "-o", out], stderr=subprocess.PIPE, text=True)
+    head = []
+    try:
+        # attached when it says "sampling ..." (the BPF program loaded); stderr until then
+        while True:
+            line = agent.stderr.readline()
+            if not line:
+                agent.wait(timeout=30)
+                raise AssertionError("exit %s: %s" % (agent.returncode, first_line("".join(head))))
+            head.append(line)
+            if "sampling" in line:
+                break
+        sp = subprocess.run(PY + [tb.workload("spawner.py"), str(ALLPY_CHILDREN), str(ALLPY_SECONDS), PY[0]],
+                            capture_output=True, text=True, timeout=120)
+        pids = [int(x) for x in sp.stdout.split()]
+        assert len(pids) == ALLPY_CHILDREN, "spawner: %s" % first_line(sp.stderr)
+    finally:
+        if agent.poll() is None:
+            agent.send_signal(signal.SIGINT)
+    _, err = agent.communicate(timeout=120)
+    assert agent.returncode == 0, "exit %d: %s" % (agent.returncode, first_line("".join(head) + err))
+    data = tb.tree_json.load(out)
+    funcs = it.functions_by_pid(data)
+    seen = [p for p in pids if "short_task" in funcs.get(p, ())]
+    others = [p for p in funcs if p not in pids]   # this script, the spawner
+    assert len(seen) == len(pids), "%d of %d children seen in short_task (pids %s, seen %s)" % (
+        len(seen), len(pids), pids, sorted(funcs))
+    return "%d children started mid-capture seen in short_task; %d other Python processes" % (
+        len(seen), len(others))
+
+
+def check_wall():
+    return it.test_sleep_wall(PY, TAG)
+
+
+def check_native():
+    os.environ["TB_CHAIN_LIB"] = CHAIN_LIB
+    nr.SECONDS = NATIVE_SECONDS
+    with agent_flags("--kernel"):
+        return nr.check_chain(PY)
+
+
+def check_opcodes():
+    with agent_flags("--opcodes"):
+        return it.test_opcodes(PY, TAG)
+
+
+def check_dump():
+    return it.test_dump(PY, TAG)
+
+
+def check_shape():
+    """The shape probed (not guessed from the version) is the expected one; start-up times."""
+    r = tb.run(["-d", "1", "-o", os.path.join(it.TMP, "shape.json"), "--"] + PY + ["-c", "while True: pass"])
+    assert r.returncode == 0, "exit %d: %s" % (r.returncode, first_line(r.stderr))
+    line = [l.strip() for l in r.stderr.splitlines() if "start-up:" in l]
+    assert line, "no start-up line in: %s" % first_line(r.stderr)
+    want = os.environ.get("TB_SHAPE", "")
+    got = "bounded" if "bounded" in line[0] else "bpf_loop" if "(bpf_loop)" in line[0] else "?"
+    assert not want or got == want, "shape %s, want %s: %s" % (got, want, line[0])
+    return line[0].replace("start-up: ", "")
+
+
+def check_threads():
+    return it.test_threads(PY, TAG)
+
+
+def check_gil():
+    return it.test_gil_wall(PY, TAG)
+
+
+def check_kernel():
+    return it.test_kernel_syscalls(PY, TAG)
+
+
+def check_container():
+    return it.test_cgroup_alone([("%d.%d" % sys.version_info[:2], "debian-static", PY)])
+
+
+CHECKS = [("shape", check_shape), ("split", check_split), ("deep", check_deep), ("threads", check_threads),
+          ("all-python", check_all_python), ("wall", check_wall), ("gil", check_gil), ("kernel", check_kernel),
+          ("native", check_native), ("opcodes", check_opcodes), ("container", check_container), ("dump", check_dump)]
+# the checks that load the BPF program: all failed at once when it does not load
+BPF_CHECKS = {name for name, _ in CHECKS} - {"dump"}
+
+
+def load_check():
+    """Loads the BPF program once (a capture of `python3.11 -c pass`, TB_DEBUG_BPF=1): None if
+    it loads, else the agent's own first stderr line (what every capture would fail with). On
+    a failure the agent's stderr goes to the console (its first 30 and last 60 lines: libbpf's
+    messages and the verifier log), and a "# load error" line gives libbpf's first messages and
+    the verifier's last word."""
+    t0 = time.time()
+    try:
+        r = subprocess.run([tb.BIN, "-q", "-d", "1", "-o", os.path.join(it.TMP, "load.folded"), "--"] + PY +
+                           ["-c", "pass"], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, TB_DEBUG_BPF="1"))
+    except subprocess.TimeoutExpired:
+        print("# load error: no capture after 300 s", flush=True)
+        return "the BPF program did not load in 300 s"
+    if r.returncode == 0:
+        print("# the BPF program loads (a capture of python3.11 -c pass: %.1f s)" % (time.time() - t0), flush=True)
+        return None
+    lines = r.stderr.splitlines()
+    shown = lines if len(lines) <= 90 else lines[:30] + ["... (%d lines)" % (len(lines) - 90)] + lines[-60:]
+    sys.stderr.write("--- TB_DEBUG_BPF=1 tachyon-bpf: exit %d, %d lines of stderr:\n%s\n---\n" % (
+        r.returncode, len(lines), "\n".join(shown)))
+    libbpf, verdict, in_log = [], [], False
+    for line in lines:
+        if "-- BEGIN PROG LOAD LOG --" in line:
+            in_log, verdict = True, []
+        elif "-- END PROG LOAD LOG --" in line:
+            in_log = False
+        elif in_log:
+            if line.strip() and not line.startswith(("processed ", "verification time", "stack depth")):
+                verdict = [line.strip()]
+        elif line.startswith("libbpf:"):
+            libbpf.append(line.strip())
+    print("# load error (%.1f s; the log is on the console): %s" % (
+        time.time() - t0, " | ".join(libbpf[:2] + ["verifier: " + v for v in verdict])), flush=True)
+    agent = [l for l in lines if l.startswith("tachyon-bpf:")]
+    return "exit %d: %s" % (r.returncode, agent[0] if agent else first_line(r.stderr))
+
+
+def main():
+    only = [c for c in os.environ.get("TB_CHECKS", "").split(",") if c]
+    unknown = [c for c in only if c not in dict(CHECKS)]
+    if unknown:
+        print("FAIL checks: unknown TB_CHECKS %s" % ",".join(unknown), flush=True)
+    passed, failed = 0, len(unknown)
+    version = subprocess.run([tb.BIN, "--version"], capture_output=True, text=True).stdout.strip()
+    print("# kernel %s, python %s, %s; booted in %s s" % (platform.release(), platform.python_version(), version,
+                                                         os.environ.get("TB_BOOTED", "?")), flush=True)
+    start = time.time()
+    load_error = load_check() if any(n in BPF_CHECKS for n, _ in CHECKS if not only or n in only) else None
+    for name, fn in CHECKS:
+        if only and name not in only:
+            continue
+        if load_error and name in BPF_CHECKS:
+            failed += 1
+            print("FAIL %s: %s" % (name, load_error), flush=True)
+            continue
+        t0 = time.time()
+        try:
+            detail = fn()
+            passed += 1
+            print("ok %s: %s [%.1f s]" % (name, detail or "", time.time() - t0), flush=True)
+        except Exception as e:  # noqa: BLE001  any error is the check's failure
+            failed += 1
+            reason = first_line(e) or type(e).__name__
+            print("FAIL %s: %s [%.1f s]" % (name, reason, time.time() - t0), flush=True)
+            traceback.print_exc()
+    print("# checks took %.1f s" % (time.time() - start), flush=True)
+    print("%d passed, %d failed" % (passed, failed), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

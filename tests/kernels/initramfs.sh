@@ -76,6 +76,8 @@ hash_inputs() {
 }
 HASH=$(hash_inputs | sha256sum | cut -c1-16)
 mkdir -p "$OUTDIR"
+exec 8>"$OUTDIR/.initramfs.lock"
+flock 8
 IMG=$OUTDIR/initramfs-$HASH.cpio.gz
 if [[ -s $IMG ]]; then
     echo "$IMG"
