@@ -11,6 +11,8 @@ if [ "$what" = test ]; then
 	# tests/setup-ft-pythons.sh builds CPython (gcc, make, zlib1g-dev above): ctypes needs
 	# libffi-dev; ssl/hashlib, bz2 and lzma come with theirs; xz-utils unpacks the sources
 	pkgs+=(libffi-dev libssl-dev libbz2-dev liblzma-dev xz-utils)
+	# tests/kernels: Debian's kernels booted under QEMU with a busybox initramfs
+	pkgs+=(qemu-system-x86 busybox-static cpio bc)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -128,6 +128,8 @@ if [ -n "$ft_python" ]; then
 else
 	echo "== top-free-threaded: no free-threaded CPython was built: not run"
 fi
+# the kernel matrix: 5.10, 6.1, 6.12 and 7.x booted under QEMU, the checks run inside each
+counted kernels bash tests/kernels/run.sh
 counted hostile python3 tests/hostile/run.py
 counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
