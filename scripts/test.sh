@@ -111,9 +111,10 @@ suite opcodes-vs-dis "${with_ft[@]}" bash tests/opcodes/check.sh
 # integration: real BPF, real Python processes
 counted integration "${with_ft[@]}" /usr/bin/python3 tests/integration/run.py
 # the program's bounded shape (kernels without bpf_loop, 5.10-5.16, booted by the kernel matrix
-# below), forced here on each CPython version: walks, deep stacks, threads, wall mode, opcodes
+# below), forced here on each CPython version: walks, deep stacks, threads, wall mode, GIL waits,
+# opcodes, kernel stacks, asyncio tasks (3.14, 3.15)
 counted integration-bounded "${with_ft[@]}" TB_BPF_BOUNDED=1 TB_ONE_PER_VERSION=1 \
-	TB_ONLY=test_slices,test_threads,test_deep,test_gil_wall,test_sleep_wall,test_opcodes \
+	TB_ONLY=test_slices,test_threads,test_deep,test_gil_wall,test_sleep_wall,test_opcodes,test_kernel_syscalls,async_tasks \
 	/usr/bin/python3 tests/integration/run.py
 counted timeline python3 tests/integration/timeline.py
 counted exports /usr/bin/python3 tests/integration/exports.py

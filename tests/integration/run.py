@@ -1026,6 +1026,35 @@ def test_bad_output():
     return one_line_error(tb.run(["-o", "x.unknownext", "-p", "1"]), "unknown output format")
 
 
+def test_signal_at_start():
+    """SIGINT while the agent starts up (loading the program, finding every Python process of
+    the host, 60 of them asleep here): it ends as any capture does, exit 0, output written."""
+    sleepers = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(60)]
+    try:
+        time.sleep(1.0)
+        times = []
+        for delay in (0.02, 0.1, 0.3):
+            out = os.path.join(TMP, "sigstart.json")
+            if os.path.exists(out):
+                os.unlink(out)
+            t0 = time.time()
+            proc = subprocess.Popen([tb.BIN, "--all-python", "-d", "30", "-o", out],
+                                    stderr=subprocess.PIPE, text=True)
+            time.sleep(delay)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+            took = time.time() - t0
+            assert proc.returncode == 0, "SIGINT %.2f s in: exit %d: %s" % (delay, proc.returncode, err.strip()[-300:])
+            assert os.path.getsize(out) > 0 and json.load(open(out)), "SIGINT %.2f s in: no output" % delay
+            assert took < 10, "SIGINT %.2f s in: %.1f s to end" % (delay, took)
+            times.append("%.2f s in: ended after %.2f s" % (delay, took))
+        return "; ".join(times)
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+
+
 def test_sigint_writes_output():
     out = os.path.join(TMP, "sigint.folded")
     proc = subprocess.Popen([tb.BIN, "-q", "-r", "499", "-o", out, "--", sys.executable, tb.workload("slices.py"), "30"],
@@ -1075,7 +1104,7 @@ def main():
         if free_threaded(tag) and not skipped("test_diff"):
             check("test_diff %s" % tag, test_diff, argv, tag)
     for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
-               test_not_root, test_bad_output, test_sigint_writes_output, test_version, test_live_is_top,
+               test_not_root, test_bad_output, test_sigint_writes_output, test_signal_at_start, test_version, test_live_is_top,
                test_command_words, test_summary_rows, test_kernel_hidden, test_kernel_render):
         if skipped(fn.__name__):
             continue
