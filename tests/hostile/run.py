@@ -507,6 +507,58 @@ def test_truncated_mapping_no_sigbus():
     return "10 captures beside 3 truncating processes: exits %s" % sorted(set(rcs))
 
 
+# ---- crafted ELF files mapped by an unprivileged process (--native) ------------------
+
+# A shared library whose .symtab has the evaluator's name and four ".cold" parts, each starting
+# before it and all holding its address (issue 25, row 1: the agent's range selection had no
+# range it could drop and wrote out of bounds).
+EVAL_OVERLAP_S = """
+    .text
+""" + "".join("""    .globl _PyEval_EvalFrameDefault.cold.{k}
+    .type _PyEval_EvalFrameDefault.cold.{k}, @function
+_PyEval_EvalFrameDefault.cold.{k}:
+    .fill 16, 1, 0x90
+""".format(k=k) for k in (3, 2, 1, 0)) + """    .globl _PyEval_EvalFrameDefault
+    .type _PyEval_EvalFrameDefault, @function
+_PyEval_EvalFrameDefault:
+    .fill 64, 1, 0x90
+    ret
+end_of_eval:
+""" + "".join("""    .size _PyEval_EvalFrameDefault.cold.{k}, end_of_eval - _PyEval_EvalFrameDefault.cold.{k}
+""".format(k=k) for k in (3, 2, 1, 0)) + """    .size _PyEval_EvalFrameDefault, end_of_eval - _PyEval_EvalFrameDefault
+    .section .note.GNU-stack,"",@progbits
+"""
+
+
+def test_crafted_eval_symbols():
+    """--native on a target (uid 65534) that maps a library whose five evaluator symbols all
+    hold the evaluator's address: the capture ends normally with the target's samples."""
+    d = os.path.join(TMP, "evalsyms")
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    src, lib = os.path.join(d, "evil.s"), os.path.join(d, "libevil.so")
+    with open(src, "w") as f:
+        f.write(EVAL_OVERLAP_S)
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", lib, src], check=True)
+    syms = subprocess.run(["readelf", "-Ws", lib], capture_output=True, text=True, check=True).stdout
+    assert syms.count("_PyEval_EvalFrameDefault") >= 5, "the crafted library lacks its symbols"
+    os.chmod(lib, 0o755)
+    code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 6.0)
+    target = subprocess.Popen(NOBODY + [PY, "-c", code])
+    try:
+        wait_started(target, 0.8)
+        out = os.path.join(TMP, "evalsyms.folded")
+        r = agent(["-q", "--native", "-p", str(target.pid), "-d", "2", "-o", out], timeout=60)
+        no_crash(r, "capture")
+        assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-300:])
+        fold = tb.Folded(out)
+        assert fold.total() > 50, "only %d samples" % fold.total()
+    finally:
+        target.kill()
+        target.wait()
+    return "%d samples of a target mapping 5 overlapping evaluator symbols" % fold.total()
+
+
 # ---- signals ------------------------------------------------------------------------
 
 def signal_ends_capture(sig):

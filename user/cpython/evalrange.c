@@ -64,20 +64,28 @@ static int cmp_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Keep the TB_EVAL_MAX largest of ranges r[0..n) (the one holding `keep`
- * always), sorted by address. */
+/* Keep the TB_EVAL_MAX largest of ranges r[0..n), sorted by address, and
+ * always one range holding `keep`: the one starting there, else the first
+ * that holds it (a file may make any number of ranges hold it: only one is
+ * spared, so there is always a smallest other one to drop). */
 static void select_ranges(struct tb_eval_ranges *out, struct tb_code_range *r, uint32_t n,
 			  uint64_t keep)
 {
+	uint32_t kept = UINT32_MAX;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (r[i].lo == keep || (kept == UINT32_MAX && r[i].lo <= keep && keep < r[i].hi))
+			kept = i;
 	while (n > TB_EVAL_MAX) {
 		uint32_t smallest = UINT32_MAX;
 
 		for (uint32_t i = 0; i < n; i++)
-			if (!(r[i].lo <= keep && keep < r[i].hi) &&
-			    (smallest == UINT32_MAX ||
-			     r[i].hi - r[i].lo < r[smallest].hi - r[smallest].lo))
+			if (i != kept && (smallest == UINT32_MAX ||
+					  r[i].hi - r[i].lo < r[smallest].hi - r[smallest].lo))
 				smallest = i;
 		r[smallest] = r[--n];
+		if (kept == n)
+			kept = smallest; /* it moved into the hole */
 		out->dropped++;
 	}
 	tb_qsort(r, n, sizeof(*r), cmp_range);
