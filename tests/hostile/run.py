@@ -13,6 +13,7 @@ import resource
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -204,6 +205,47 @@ def test_crafted_captures():
                 bad.append("%s %s: %.1f s" % (name, ext, time.time() - t0))
     assert not bad, "; ".join(bad[:6]) + (" (+%d more)" % (len(bad) - 6) if len(bad) > 6 else "")
     return "%d renders: each a file or one line, none over 5 s" % n
+
+
+def test_capture_time_origin_at_the_end_of_time():
+    """A real capture whose timeline origin is rewritten to near INT64_MAX ns (issue 25, row 8:
+    `render --from` overflowed a signed sum and wrote a negative start time): refused, or
+    sliced, in one line; never a start time before 1970."""
+    import zlib
+    src = os.path.join(TMP, "origin.tbp")
+    t0 = time.time_ns()
+    r = agent(["-q", "-d", "2", "-o", src, "--", PY, "-c", SPIN % 1.5], timeout=60)
+    assert r.returncode == 0, "capture: exit %d: %s" % (r.returncode, r.stderr[-300:])
+    data = open(src, "rb").read()
+    payload = bytearray(zlib.decompress(data[32:]))
+    # the timeline's (width u64, origin u64, buckets u32): the origin is the capture's start
+    at = [i for i in range(8, len(payload) - 12)
+          if t0 - 60e9 < struct.unpack_from("<q", payload, i)[0] < t0 + 60e9
+          and 0 < struct.unpack_from("<Q", payload, i - 8)[0] <= 1 << 52
+          and 0 < struct.unpack_from("<I", payload, i + 8)[0] <= 2048]
+    assert len(at) == 1, "timeline origin found at %s" % at
+    results = []
+    for origin in (2**63 - 1000, 2**63 - 1):
+        struct.pack_into("<q", payload, at[0], origin)
+        z = zlib.compress(bytes(payload), 6)
+        bad = os.path.join(TMP, "origin-end.tbp")
+        with open(bad, "wb") as f:
+            f.write(data[:16] + struct.pack("<QQ", len(payload), len(z)) + z)
+        for args in (["--from", "4503600"], ["--from", "0.5", "--to", "1"], []):
+            out = os.path.join(TMP, "origin-end.json")
+            if os.path.exists(out):
+                os.unlink(out)
+            r = agent(["render", "-q", bad, "-o", out] + args, timeout=30)
+            no_crash(r, "render %s" % " ".join(args))
+            lines = r.stderr.decode(errors="replace").strip().splitlines()
+            if r.returncode:
+                assert len(lines) == 1, "render %s: %d lines on stderr" % (" ".join(args), len(lines))
+                results.append(lines[0][:60])
+            else:
+                start = json.load(open(out))["meta"].get("start_unix", 0)
+                assert start >= 0, "render %s: start_unix %s" % (" ".join(args), start)
+                results.append("rendered, start %s" % start)
+    return "; ".join(sorted(set(results)))
 
 
 # ---- a lying interpreter ------------------------------------------------------

@@ -87,6 +87,10 @@ int tb_profile_slice(struct tb_profile *p, double from_s, double to_s, char *err
 		return fail(err, errlen, "the slice %.3f..%.3f s holds no time bucket: the capture's "
 			    "timeline has %u buckets of %.3f s (%.3f s)", from_s, to_s, tl->nbuckets, w,
 			    tl->nbuckets * w);
+	if (tl->origin_unix_ns < 0 ||
+	    (uint64_t)lo * tl->width_ns > (uint64_t)INT64_MAX - (uint64_t)tl->origin_unix_ns)
+		return fail(err, errlen, "the capture's time origin (%lld ns) is out of range",
+			    (long long)tl->origin_unix_ns);
 	tb_timeline_normalize(tl);
 	keep_cells(&tl->stacks, lo, hi);
 	keep_cells(&tl->states, lo, hi);

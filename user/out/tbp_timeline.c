@@ -195,8 +195,10 @@ int tb_cap_timeline_read(struct tb_rd *r, struct tb_profile *p)
 
 	if (r->failed)
 		return -1;
+	/* the whole timeline, origin to its last bucket's end, within int64 ns (width and count
+	 * bounded first: their product is below 2^63) */
 	if (!width || width > TB_TL_MAX_WIDTH_NS || origin > (uint64_t)INT64_MAX || !nbuckets ||
-	    nbuckets > TB_TL_MAX_BUCKETS)
+	    nbuckets > TB_TL_MAX_BUCKETS || width * nbuckets > (uint64_t)INT64_MAX - origin)
 		return tb_rd_fail(r, "the timeline's buckets (%llu ns wide, %u of them, from %lld) are "
 				  "impossible", (unsigned long long)width, nbuckets, (long long)origin);
 	if ((uint64_t)p->nthreads > UINT32_MAX / TB_TS_N)
