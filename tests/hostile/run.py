@@ -161,6 +161,62 @@ def test_planted_final_symlink():
     return "the link was replaced, not followed"
 
 
+def test_private_source_output_private():
+    """Issue 25, row 6: a uid 65534 process's 0600 source in a 0700 directory, read with its
+    credentials into a heatmap: the heatmap (and every other output) is 0600, and owned by the
+    user who ran sudo when there is one, so a third user does not read the secret through it."""
+    d = os.path.join(TMP, "private")
+    os.mkdir(d)
+    os.chown(d, 65534, 65534)
+    os.chmod(d, 0o700)
+    src = os.path.join(d, "mine.py")
+    with open(src, "w") as f:
+        f.write("# NOBODY-SECRET-2718\n" * 20)
+    os.chown(src, 65534, 65534)
+    os.chmod(src, 0o600)
+    proc = subprocess.Popen(NOBODY + [PY, "-c", spin_code(src, 20)])
+    modes = []
+    try:
+        wait_started(proc)
+        outs = [os.path.join(TMP, "private" + ext) for ext in (".heatmap.json", ".json", ".tbp", ".heatmap.html")]
+        args = ["-q", "-p", str(proc.pid), "-d", "1.5", "-r", "499"]
+        for out in outs:
+            args += ["-o", out]
+        r = agent(args)
+        assert r.returncode == 0, r.stderr
+        assert "NOBODY-SECRET-2718" in open(outs[0]).read(), "the target's own source is not in its heatmap"
+        for out in outs:
+            st = os.stat(out)
+            assert st.st_mode & 0o077 == 0, "%s is %o" % (out, st.st_mode & 0o7777)
+            modes.append("%s %o" % (os.path.basename(out), st.st_mode & 0o777))
+        env = dict(os.environ, SUDO_UID="1234", SUDO_GID="1235")
+        r = agent(["-q", "-p", str(proc.pid), "-d", "0.5", "-o", outs[1]], env=env)
+        assert r.returncode == 0, r.stderr
+        st = os.stat(outs[1])
+        assert (st.st_uid, st.st_gid) == (1234, 1235), "under sudo: owner %d:%d" % (st.st_uid, st.st_gid)
+    finally:
+        proc.kill()
+        proc.wait()
+    return "%s; the sudo user's under sudo" % ", ".join(modes)
+
+
+def test_planted_output_directory():
+    """Issue 25, row 7: another user makes a directory at the output name in a shared 1777
+    directory: one line says so and where the output is kept instead (a random name)."""
+    d, _ = shared_dir_and_victim("outdir-dir")
+    final = os.path.join(d, "r.json")
+    subprocess.run(NOBODY + ["mkdir", final], check=True)
+    r = agent(["-q", "-r", "99", "-d", "1", "-o", final, "--", PY, "-c", SPIN % 3])
+    lines = r.stderr.decode(errors="replace").strip().splitlines()
+    assert r.returncode == 1, "exit %d: %s" % (r.returncode, lines)
+    assert len(lines) == 1 and "the output is kept as " in lines[0], "stderr: %s" % lines
+    kept = lines[0].split("the output is kept as ", 1)[1]
+    assert os.path.dirname(kept) == d and os.path.basename(kept).startswith("r.json.tmp."), kept
+    tb.tree_json.load(kept)
+    assert os.path.isdir(final) and not os.listdir(final), "the planted directory was touched"
+    return "kept as %s" % os.path.basename(kept)
+
+
 def test_no_temp_left_on_kill():
     d = os.path.join(TMP, "outdir3")
     os.mkdir(d)

@@ -1,9 +1,10 @@
 /* test_atomic.c: output files (tb_write_atomic), with O_TMPFILE and with its
  * O_EXCL fallback: symlinks planted at the old predictable temporary name
  * (PATH.tmp.PID) and at the final name, pointing to a victim file, leave the
- * victim untouched (the one at the final name is replaced); a failing writer,
- * a missing directory or a directory at the final name leave no file behind;
- * the mode is 0644 less the umask. */
+ * victim untouched (the one at the final name is replaced); a failing writer
+ * or a missing directory leave no file behind; a directory at the final name
+ * keeps the output under the random name err gives; the mode is 0600, the
+ * owner SUDO_UID/SUDO_GID when set. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -107,7 +108,7 @@ static void planted_symlinks(int no_tmpfile)
 	assert_file(victim, VICTIM_TEXT);
 	assert_int_equal(lstat(out, &st), 0);
 	assert_true(S_ISREG(st.st_mode));          /* the symlink was replaced */
-	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_file(out, "a;b 1\n");
 	assert_int_equal(lstat(planted, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));          /* not ours: left alone */
@@ -149,11 +150,22 @@ static void failures(int no_tmpfile)
 	assert_non_null(strstr(err, "keep.txt: write failed"));
 	assert_null(strchr(err, '\n'));
 	assert_file(out, "old\n");
-	/* a directory at the final name */
+	/* a directory at the final name: the output kept under the name err gives */
 	path_of(sub, sizeof(sub), "sub.json");
 	assert_int_equal(mkdir(sub, 0755), 0);
 	assert_int_equal(tb_write_atomic(sub, write_text, "{}", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "sub.json: "));
+	assert_null(strchr(err, '\n'));
+	{
+		const char *kept = strstr(err, "the output is kept as ");
+
+		assert_non_null(kept);
+		kept += strlen("the output is kept as ");
+		assert_int_equal(strncmp(kept, dir, strlen(dir)), 0);
+		assert_non_null(strstr(kept, "/sub.json.tmp."));
+		assert_file(kept, "{}");
+		assert_int_equal(unlink(kept), 0);
+	}
 	/* a missing directory, a path that names a directory */
 	path_of(missing, sizeof(missing), "nodir/x.json");
 	assert_int_equal(tb_write_atomic(missing, write_text, "{}", err, sizeof(err)), -1);
@@ -196,6 +208,32 @@ static void test_relative_name(void **state)
 	unlink(cwd);
 }
 
+/* Root run through sudo: the output is the sudo user's (0600); a bad SUDO_UID is ignored. */
+static void test_sudo_owner(void **state)
+{
+	char out[128], err[256] = "";
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	path_of(out, sizeof(out), "mine.json");
+	setenv("SUDO_UID", "65534", 1);
+	setenv("SUDO_GID", "65534", 1);
+	assert_int_equal(tb_write_atomic(out, write_text, "{}", err, sizeof(err)), 0);
+	assert_int_equal(stat(out, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(st.st_gid, 65534);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	setenv("SUDO_UID", "12x", 1);
+	assert_int_equal(tb_write_atomic(out, write_text, "{}", err, sizeof(err)), 0);
+	assert_int_equal(stat(out, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unlink(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +242,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failures_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relative_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sudo_owner, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,20 +5,25 @@
  * linkat (that never follows nor replaces anything), or, on a filesystem
  * without O_TMPFILE, to a file created O_EXCL|O_NOFOLLOW under a random
  * name.  Flushed and fsync'ed, it is renamed over the final name: a symlink
- * there is replaced, not followed.  On any failure the temporary name is
- * removed (an unnamed file just disappears). */
+ * there is replaced, not followed.  A directory (or anything the rename
+ * cannot replace) at the final name keeps the output under its random name,
+ * said in err.  On any other failure the temporary name is removed (an
+ * unnamed file just disappears).  Outputs are 0600 (they hold what other
+ * users' processes hold: names from their memory, their source files), and
+ * belong to the user who ran sudo (SUDO_UID, SUDO_GID), if any. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include "out/atomic.h"
 
-#define MODE 0644   /* as fopen gave under the usual umask; less the umask */
+#define MODE 0600   /* as perf.data: only the owner reads a profile */
 #define TRIES 16    /* random names tried before giving up */
 
 int tb_atomic_no_tmpfile;
@@ -118,6 +123,29 @@ static int name_unnamed(struct tmpout *o)
 	return -1;
 }
 
+/* A number of SUDO_UID / SUDO_GID, or -1. */
+static long sudo_id(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long id;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	id = strtol(v, &end, 10);
+	return errno || *end || id <= 0 || id > 0x7fffffff ? -1 : id;
+}
+
+/* Root run through sudo: the output belongs to the user who ran it. */
+static void give_to_sudo_user(int fd)
+{
+	long uid = sudo_id("SUDO_UID"), gid = sudo_id("SUDO_GID");
+
+	if (geteuid() == 0 && uid > 0 && gid > 0 && fchown(fd, (uid_t)uid, (gid_t)gid))
+		return; /* then it stays root's, 0600 */
+}
+
 int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
 		    char *err, size_t errlen)
 {
@@ -138,13 +166,23 @@ int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const
 		snprintf(err, errlen, "%s: write failed%s%s", path, e ? ": " : "", e ? strerror(e) : "");
 		goto fail;
 	}
+	give_to_sudo_user(o.fd);
 	if (fsync(o.fd) || (unnamed && name_unnamed(&o)))
 		goto fail_errno;
 	rc = fclose(f);
 	f = NULL;
 	o.fd = -1;
-	if (rc || renameat(o.dirfd, o.tmp, o.dirfd, o.base))
+	if (rc)
 		goto fail_errno;
+	if (renameat(o.dirfd, o.tmp, o.dirfd, o.base)) {
+		/* something not ours there (a directory planted at the name): the
+		 * output stays under its random name, and nothing is lost */
+		e = errno;
+		snprintf(err, errlen, "%s: %s: the output is kept as %.*s%s", path, strerror(e),
+			 (int)(o.base - path), path, o.tmp);
+		close(o.dirfd);
+		return -1;
+	}
 	close(o.dirfd);
 	return 0;
 fail_errno:

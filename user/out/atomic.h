@@ -7,9 +7,11 @@
 
 /* Write path through fn: into a new file in path's directory (unnamed with
  * O_TMPFILE, else created O_EXCL|O_NOFOLLOW under a random name), flushed
- * and fsync'ed, then renamed over path.  Mode 0644 (less the umask).  A
- * symlink at path is replaced, never followed; a failure leaves no file.
- * 0 ok; -1 with one sentence in err. */
+ * and fsync'ed, then renamed over path.  Mode 0600, owned by the sudo user
+ * (SUDO_UID/SUDO_GID) if root runs through sudo.  A symlink at path is
+ * replaced, never followed; a failure leaves no file, but for one: what the
+ * rename cannot replace (a directory at path) keeps the output under its
+ * random name, which err gives.  0 ok; -1 with one sentence in err. */
 int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
 		    char *err, size_t errlen);
 
