@@ -37,6 +37,7 @@
 #include "lib/mem.h"
 #include "lib/termsafe.h"
 #include "proc/targetfile.h"
+#include "capture/clock.h"
 #include "capture/unwind.h"
 #include "capture/unwind_build.h"
 
@@ -50,6 +51,10 @@
 #define SWEEP_NS (1000ull * 1000 * 1000) /* unused files looked at this often */
 #define YOUNG_NS (10000ull * 1000 * 1000) /* a process this young has its maps reread */
 #define YOUNG_EVERY_NS (100ull * 1000 * 1000) /* (looked at this often, reread every refresh_ns) */
+/* a process's maps are reread no sooner than this many times the last reread's own time after
+ * the usual refresh_ns: a process whose maps are slow to read (tens of thousands of mappings)
+ * costs the agent about a tenth of a core at most, however often its walks meet an unknown pc */
+#define REREAD_COST_FACTOR 10
 
 struct file_key {               /* first field of struct ufile: no padding */
 	uint64_t dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns;
@@ -780,17 +785,22 @@ void tb_unwind_unknown_pc(struct tb_unwind *u, pid_t pid, uint64_t now_ns)
 	struct uproc *p = proc_find(u, (uint32_t)pid);
 	struct prange *r;
 	uint32_t n, pi;
+	uint64_t t0, took;
 
-	if (!p || (p->refreshed_ns && now_ns - p->refreshed_ns < u->o.refresh_ns))
+	/* refreshed_ns may lie ahead (a slow reread's hold-off): compared signed */
+	if (!p || (p->refreshed_ns && (int64_t)(now_ns - p->refreshed_ns) < (int64_t)u->o.refresh_ns))
 		return;
 	pi = (uint32_t)(p - u->procs);
+	t0 = tb_mono_ns();
 	if (read_ranges(u, pid, p->r, p->nr, &r, &n))
 		return;                   /* gone: its exit comes */
+	took = tb_mono_ns() - t0;
+	u->st.refresh_ns += took;
 	p = &u->procs[pi];
 	drop_ranges(u, p->r, p->nr, now_ns);
 	p->r = r;
 	p->nr = n;
-	p->refreshed_ns = now_ns;
+	p->refreshed_ns = now_ns + (took < UINT64_MAX / REREAD_COST_FACTOR ? took * REREAD_COST_FACTOR : 0);
 	u->st.refreshes++;
 	if (p->published)
 		write_ranges(u, p);

@@ -49,6 +49,7 @@ struct tb_unwind_stats {
 	uint64_t evictions;
 	uint64_t rows_used;       /* urows rows allocated */
 	uint64_t processes, refreshes;
+	uint64_t refresh_ns;      /* time spent rereading maps (refreshes) */
 	uint64_t ranges_dropped;  /* executable mappings beyond TB_MAX_RANGES */
 	uint64_t open_failures;   /* mapped files that could not be opened */
 	uint64_t not_followed;    /* processes beyond TB_UNWIND_MAX_PROCS */
