@@ -658,6 +658,136 @@ def test_crafted_eval_symbols():
     return "%d samples of a target mapping 5 overlapping evaluator symbols" % fold.total()
 
 
+# Call-frame programs that ask libdw for too much (issue 25, rows 2 and 3): a register number
+# of 2^24 then 8,000 remember/restore pairs (each remember copied a state sized by that
+# register: the build ran for minutes), and a register of 2^26 then 10 remembers (gigabytes).
+CFI_BOMB_S = """
+    .text
+    .globl bomb_a
+    .type bomb_a, @function
+bomb_a:
+    .cfi_startproc
+    .cfi_escape 0x07, 0x80, 0x80, 0x80, 0x08
+    .rept 8000
+    .cfi_remember_state
+    .cfi_restore_state
+    .endr
+    nop
+    ret
+    .cfi_endproc
+    .size bomb_a, .-bomb_a
+    .globl bomb_b
+    .type bomb_b, @function
+bomb_b:
+    .cfi_startproc
+    .cfi_escape 0x07, 0x80, 0x80, 0x80, 0x20
+    .rept 10
+    .cfi_remember_state
+    .endr
+    nop
+    ret
+    .cfi_endproc
+    .size bomb_b, .-bomb_b
+    .section .note.GNU-stack,"",@progbits
+"""
+
+
+def test_crafted_cfi_bounded():
+    """--native on a target (uid 65534) that maps a library whose .eh_frame asks libdw for a
+    register numbered 2^24 or 2^26 and thousands of remembered states: the file gets no table
+    (one line says why), the capture ends on time with the target's samples, the agent stays
+    small."""
+    d = os.path.join(TMP, "cfibomb")
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    src, lib = os.path.join(d, "bomb.s"), os.path.join(d, "libbomb.so")
+    with open(src, "w") as f:
+        f.write(CFI_BOMB_S)
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", lib, src], check=True)
+    frames = subprocess.run(["readelf", "--debug-dump=frames", lib], capture_output=True, text=True).stdout
+    assert frames.count("DW_CFA_remember_state") >= 8000, "the crafted library lacks its CFI"
+    os.chmod(lib, 0o755)
+    code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 8.0)
+    target = subprocess.Popen(NOBODY + [PY, "-c", code])
+    try:
+        wait_started(target, 0.8)
+        out = os.path.join(TMP, "cfibomb.folded")
+        t0 = time.time()
+        rc, rss, _, err = agent_max_rss_mb(["--native", "-p", str(target.pid), "-d", "3", "-o", out])
+        took = time.time() - t0
+    finally:
+        target.kill()
+        target.wait()
+    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    assert took < 3 + 2, "-d 3 took %.1f s" % took
+    assert rss < 300, "agent peak RSS %.0f MiB" % rss
+    said = [l for l in err.splitlines() if "libbomb" in l or "call-frame program" in l]
+    assert said, "no line about the refused table: %s" % err[-400:]
+    fold = tb.Folded(out)
+    assert fold.total() > 100, "only %d samples" % fold.total()
+    return "%.1f s, %d samples; %s" % (took, fold.total(), said[0][:90])
+
+
+def many_symbols_elf(small, out, count, name):
+    """out: the ELF file small (gcc's) with its .symtab replaced by count FUNC symbols, all named
+    name and all at the address of its first function (a new .symtab and .strtab appended, the
+    section headers written again after them)."""
+    data = bytearray(open(small, "rb").read())
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    sh = [list(struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)) for i in range(shnum)]
+    symtab = [i for i, h in enumerate(sh) if h[1] == 2][0]        # SHT_SYMTAB
+    strtab = sh[symtab][6]                                          # its sh_link
+    text = [h for h in sh if h[1] == 1 and h[2] & 4][0]            # SHT_PROGBITS, SHF_EXECINSTR
+    names = b"\0" + name.encode() + b"\0"
+    sym = struct.pack("<IBBHQQ", 1, 0x12, 0, sh.index(text), text[3], 16)   # GLOBAL FUNC
+    at = (len(data) + 7) & ~7
+    data += b"\0" * (at - len(data))
+    data += bytes(24) + sym * count
+    sh[symtab][4], sh[symtab][5], sh[symtab][7] = at, 24 * (count + 1), 1
+    sh[strtab][4], sh[strtab][5] = len(data), len(names)
+    data += names
+    new_shoff = (len(data) + 7) & ~7
+    data += b"\0" * (new_shoff - len(data))
+    for h in sh:
+        data += struct.pack("<IIQQQQIIQQ", *h)
+    struct.pack_into("<Q", data, 0x28, new_shoff)
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+def test_many_symbol_names_bounded():
+    """Issue 25, row 4: a 48 MB library whose .symtab names one address 2,000,000 times with a
+    473-byte name, mapped executable by uid 65534: the agent keeps one name (not 946 MiB),
+    stays small and ends on time."""
+    d = os.path.join(TMP, "manysyms")
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    src, small, lib = os.path.join(d, "f.s"), os.path.join(d, "small.so"), os.path.join(d, "libmany.so")
+    with open(src, "w") as f:
+        f.write("    .text\n    .globl f\n    .type f, @function\nf:\n    ret\n    .size f, 1\n"
+                "    .section .note.GNU-stack,\"\",@progbits\n")
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", small, src], check=True)
+    many_symbols_elf(small, lib, 2000000, "F" * 473)
+    os.chmod(lib, 0o755)
+    code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 12.0)
+    target = subprocess.Popen(NOBODY + [PY, "-c", code])
+    try:
+        wait_started(target, 1.5)
+        out = os.path.join(TMP, "manysyms.folded")
+        t0 = time.time()
+        rc, rss, cpu, err = agent_max_rss_mb(["--native", "-p", str(target.pid), "-d", "3", "-o", out])
+        took = time.time() - t0
+    finally:
+        target.kill()
+        target.wait()
+    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    assert took < 3 + 3, "-d 3 took %.1f s" % took
+    assert rss < 300, "agent peak RSS %.0f MiB" % rss
+    assert tb.Folded(out).total() > 100, "too few samples"
+    return "%.1f s, peak RSS %.0f MiB, CPU %.1f s (48 MB of symbols)" % (took, rss, cpu)
+
+
 # A process with many executable mappings (past the 512 the BPF program takes: its walks meet
 # pcs it cannot place, and each asks the agent to reread its maps) and tens of thousands of
 # others (a slow reread).

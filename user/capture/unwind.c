@@ -592,6 +592,9 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 		if (!u->o.quiet && r->err[0])
 			tb_termsafe_line(stderr, "tachyon-bpf: native frames by frame pointer: ", r->err);
 	}
+	if (r->syms.cut && !u->o.quiet)
+		tb_termsafe_line(stderr, "tachyon-bpf: native names: symbols past the budget (64 MiB of names or "
+				 "2 s of CPU), the rest unnamed: ", r->syms.module);
 	f->syms = tb_calloc(1, sizeof(*f->syms));
 	*f->syms = r->syms;
 	memset(&r->syms, 0, sizeof(r->syms));

@@ -8,7 +8,11 @@
  * saved at CFA-8j or unchanged; the lazy-PLT expression; a signal frame; the
  * outermost frame.  Anything else is INVALID: the walk stops there rather
  * than guess.  Every count, offset and the time spent is bounded: the file
- * may be hostile. */
+ * may be hostile.  Before libdw runs a call-frame program, the program is
+ * read here (cfa_program_ok): register numbers, remember_state nesting,
+ * expression and program lengths are bounded, since libdw sizes its state
+ * by the highest register named and copies it at each remember_state; a
+ * file with a program beyond a bound gets no table. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -26,12 +30,18 @@ enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 #define CIE_CACHE 16          /* CIEs remembered (direct-mapped by offset) */
 #define MAX_CFA_OFFSET (8u * 65535)
 #define MIN_RBP_OFFSET (-1024) /* rbp saved at most 1 KiB below the CFA (s8 units of 8) */
+/* what a call-frame program may ask of libdw (x86-64 DWARF registers stop at 125: k7) */
+#define MAX_CFA_REG 127
+#define MAX_REMEMBER_DEPTH 64
+#define MAX_CFA_EXPR 1024        /* bytes of one DWARF expression */
+#define MAX_CFA_PROGRAM (64u << 10) /* bytes of one CIE's or FDE's instructions */
 
 struct cie_info {
 	Dwarf_Off offset;
 	uint8_t filled;       /* this slot holds the CIE at offset */
 	uint8_t valid;        /* read and understood */
 	uint8_t fde_enc;      /* DW_EH_PE_* of the FDE addresses ('R') */
+	uint8_t has_z;        /* "z" augmentation: FDEs carry augmentation data */
 };
 
 struct builder {
@@ -137,6 +147,105 @@ static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, cons
 	return 0;
 }
 
+/* Is the call-frame program [p, end) one libdw may run?  Every opcode is
+ * known and whole, every register number at most MAX_CFA_REG, remember_state
+ * nested at most MAX_REMEMBER_DEPTH deep, every expression at most
+ * MAX_CFA_EXPR bytes, the program at most MAX_CFA_PROGRAM.  set_loc's operand
+ * has the FDE address encoding enc. */
+static int cfa_program_ok(const uint8_t *p, const uint8_t *end, uint8_t enc)
+{
+	unsigned depth = 0;
+
+	if (end < p || (size_t)(end - p) > MAX_CFA_PROGRAM)
+		return 0;
+	while (p < end) {
+		uint8_t op = *p++;
+		uint64_t reg = 0, v, len;
+		int regs = 0, ulebs = 0, slebs = 0, block = 0;
+
+		switch (op >> 6) {
+		case 1:              /* advance_loc */
+			continue;
+		case 2:              /* offset: reg in the opcode, ULEB offset */
+			if (read_uleb(&p, end, &v))
+				return 0;
+			continue;
+		case 3:              /* restore: reg in the opcode */
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+			continue;
+		case DW_CFA_set_loc:
+			if (read_encoded(enc & 0x0f, &p, end, NULL, &v))
+				return 0;
+			continue;
+		case DW_CFA_advance_loc1:
+			if (read_fixed(&p, end, 1, 0, &v))
+				return 0;
+			continue;
+		case DW_CFA_advance_loc2:
+			if (read_fixed(&p, end, 2, 0, &v))
+				return 0;
+			continue;
+		case DW_CFA_advance_loc4:
+			if (read_fixed(&p, end, 4, 0, &v))
+				return 0;
+			continue;
+		case DW_CFA_remember_state:
+			if (++depth > MAX_REMEMBER_DEPTH)
+				return 0;
+			continue;
+		case DW_CFA_restore_state:
+			if (depth)
+				depth--;
+			continue;
+		case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa:
+		case DW_CFA_val_offset: case DW_CFA_GNU_negative_offset_extended:
+			regs = 1, ulebs = 1;
+			if (op == DW_CFA_register)
+				regs = 2, ulebs = 0;
+			break;
+		case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			regs = 1;
+			break;
+		case DW_CFA_def_cfa_offset: case DW_CFA_GNU_args_size:
+			ulebs = 1;
+			break;
+		case DW_CFA_def_cfa_offset_sf:
+			slebs = 1;
+			break;
+		case DW_CFA_offset_extended_sf: case DW_CFA_def_cfa_sf: case DW_CFA_val_offset_sf:
+			regs = 1, slebs = 1;
+			break;
+		case DW_CFA_def_cfa_expression:
+			block = 1;
+			break;
+		case DW_CFA_expression: case DW_CFA_val_expression:
+			regs = 1, block = 1;
+			break;
+		default:
+			return 0;    /* an opcode libdw may not know either */
+		}
+		for (int i = 0; i < regs; i++)
+			if (read_uleb(&p, end, &reg) || reg > MAX_CFA_REG)
+				return 0;
+		for (int i = 0; i < ulebs; i++)
+			if (read_uleb(&p, end, &v))
+				return 0;
+		for (int i = 0; i < slebs; i++)
+			if (read_sleb(&p, end, &v))
+				return 0;
+		if (block) {
+			if (read_uleb(&p, end, &len) || len > MAX_CFA_EXPR || len > (uint64_t)(end - p))
+				return 0;
+			p += len;
+		}
+	}
+	return 1;
+}
+
 /* The FDE pointer encoding of the CIE at offset ('R' of a "z" augmentation;
  * absptr without one).  Remembered: most FDEs share a few CIEs. */
 static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
@@ -158,11 +267,13 @@ static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
 		return NULL;
 	aug = e.cie.augmentation;
 	if (!aug || aug[0] == '\0') {
-		ci->valid = 1;
-		return ci;
+		ci->valid = cfa_program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end,
+					   ci->fde_enc);
+		return ci->valid ? ci : NULL;
 	}
 	if (aug[0] != 'z' || !e.cie.augmentation_data)
 		return NULL;
+	ci->has_z = 1;
 	p = e.cie.augmentation_data;
 	end = p + e.cie.augmentation_data_size;
 	for (size_t i = 1; i < 16 && aug[i]; i++) {
@@ -191,8 +302,8 @@ static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
 			return NULL;
 		}
 	}
-	ci->valid = 1;
-	return ci;
+	ci->valid = cfa_program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end, ci->fde_enc);
+	return ci->valid ? ci : NULL;
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -235,6 +346,16 @@ static int list_fdes(struct builder *b)
 		if (read_encoded(ci->fde_enc, &p, e.fde.end, &field, &lo) ||
 		    read_encoded(ci->fde_enc & 0x0f, &p, e.fde.end, NULL, &len))
 			return fail(b, "an FDE's address range is unreadable");
+		if (ci->has_z) {       /* the augmentation data, then the instructions */
+			uint64_t alen;
+
+			if (read_uleb(&p, e.fde.end, &alen) || alen > (uint64_t)(e.fde.end - p))
+				return fail(b, "an FDE's augmentation data is unreadable");
+			p += alen;
+		}
+		if (!cfa_program_ok(p, e.fde.end, ci->fde_enc))
+			return fail(b, "an FDE's call-frame program is beyond the bounds (a register past 127, "
+				    "remember_state nested past 64, an expression past 1 KiB or a program past 64 KiB)");
 		if (len == 0 || lo + len < lo)
 			continue;
 		c->fdes = tb_grow(c->fdes, &c->fdes_cap, c->nfdes + 1, sizeof(*c->fdes), 1024);

@@ -3,12 +3,15 @@
  * .rela.plt), sorted, one per address (aliases: global before weak before
  * local, then the fewest leading underscores, the shortest, the first in
  * byte order).  Every count and size is bounded; names are cut at
- * TB_NSYM_MAX_NAME bytes. */
+ * TB_NSYM_MAX_NAME bytes, at most TB_NSYM_MAX_NAME_BYTES of them are read per
+ * file, and only the names of the symbols kept stay (a file may name one
+ * address millions of times); reading stops at TB_NSYM_MAX_NS of CPU. */
 #define _GNU_SOURCE
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "lib/mem.h"
 #include "proc/elfsym.h"
 #include "proc/nativesym.h"
@@ -37,10 +40,34 @@ static uint32_t add_name(struct tb_nsym_file *f, const char *s, const char *suff
 	return at;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* May more symbols be read: within the name bytes and, checked every 4,096
+ * symbols, the CPU time (f->cut says which ran out)? */
+static int within_budget(struct tb_nsym_file *f, uint64_t cpu0)
+{
+	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || f->names_len >= TB_NSYM_MAX_NAME_BYTES) {
+		f->cut = 1;
+		return 0;
+	}
+	if (!(f->nsyms & 4095) && f->nsyms && thread_cpu_ns() - cpu0 > TB_NSYM_MAX_NS) {
+		f->cut = 1;
+		return 0;
+	}
+	return 1;
+}
+
 static void add_sym(struct tb_nsym_file *f, uint32_t *cap, uint64_t start, uint64_t size,
 		    const char *name, const char *suffix, uint8_t rank)
 {
-	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || !name || !name[0] || start + size < start)
+	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || f->names_len >= TB_NSYM_MAX_NAME_BYTES || !name || !name[0] ||
+	    start + size < start)
 		return;
 	f->syms = tb_grow(f->syms, cap, f->nsyms + 1, sizeof(*f->syms), 256);
 	f->syms[f->nsyms++] = (struct tb_nsym){ start, start + size, add_name(f, name, suffix), rank };
@@ -60,7 +87,7 @@ static uint8_t bind_rank(const GElf_Sym *s)
 
 /* The FUNC symbols of a symbol table section; how many were taken. */
 static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct tb_nsym_file *f,
-			    uint32_t *cap)
+			    uint32_t *cap, uint64_t cpu0)
 {
 	Elf_Data *data;
 	uint32_t before = f->nsyms;
@@ -70,7 +97,7 @@ static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct 
 	    !tb_elf_data(elf, elf_getscn(elf, sh->sh_link)))
 		return 0;
 	n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < n && f->nsyms < TB_NSYM_MAX_SYMBOLS; i++) {
+	for (size_t i = 0; i < n && within_budget(f, cpu0); i++) {
 		GElf_Sym sym;
 		int type;
 
@@ -87,7 +114,7 @@ static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct 
 
 /* PLT slots: relocation i of .rela.plt jumps through .plt.sec slot i (IBT
  * builds) or .plt slot i + 1 (slot 0 is the resolver's). */
-static void read_plt(Elf *elf, struct tb_nsym_file *f, uint32_t *cap)
+static void read_plt(Elf *elf, struct tb_nsym_file *f, uint32_t *cap, uint64_t cpu0)
 {
 	GElf_Shdr rsh, psh, dsh;
 	Elf_Scn *rel = tb_elf_scn(elf, ".rela.plt", &rsh), *plt, *dyn;
@@ -107,7 +134,8 @@ static void read_plt(Elf *elf, struct tb_nsym_file *f, uint32_t *cap)
 	if (!dyn || !gelf_getshdr(dyn, &dsh) || !dsh.sh_entsize || !(ddata = tb_elf_data(elf, dyn)))
 		return;
 	n = rsh.sh_size / rsh.sh_entsize;
-	for (size_t i = 0; i < n && first + PLT_SLOT * (i + 1) <= psh.sh_addr + psh.sh_size; i++) {
+	for (size_t i = 0; i < n && first + PLT_SLOT * (i + 1) <= psh.sh_addr + psh.sh_size &&
+	     within_budget(f, cpu0); i++) {
 		GElf_Rela r;
 		GElf_Sym sym;
 		size_t k;
@@ -149,6 +177,30 @@ static int by_start_then_rank(const void *a, const void *b, void *ctx)
 	return strcmp(nx, ny);
 }
 
+/* Only the kept symbols' names stay, in a buffer of their size. */
+static void compact_names(struct tb_nsym_file *f)
+{
+	size_t len = 0;
+	char *names;
+
+	for (uint32_t i = 0; i < f->nsyms; i++)
+		len += strlen(f->names + f->syms[i].name) + 1;
+	if (len == f->names_len)
+		return;
+	names = tb_calloc(1, len ? len : 1);
+	len = 0;
+	for (uint32_t i = 0; i < f->nsyms; i++) {
+		size_t n = strlen(f->names + f->syms[i].name) + 1;
+
+		memcpy(names + len, f->names + f->syms[i].name, n);
+		f->syms[i].name = (uint32_t)len;
+		len += n;
+	}
+	free(f->names);
+	f->names = names;
+	f->names_len = f->names_cap = len;
+}
+
 int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err, size_t errlen)
 {
 	static const struct {
@@ -156,6 +208,7 @@ int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err
 		uint32_t source;
 	} tables[] = { { SHT_SYMTAB, TB_NSYM_SYMTAB }, { SHT_DYNSYM, TB_NSYM_DYNSYM } };
 	uint32_t cap = 0, keep = 0;
+	uint64_t cpu0 = thread_cpu_ns();
 	size_t shnum;
 
 	memset(f, 0, sizeof(*f));
@@ -171,17 +224,18 @@ int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err
 			GElf_Shdr sh;
 
 			if (gelf_getshdr(scn, &sh) && sh.sh_type == tables[t].type &&
-			    read_symtab(elf, scn, &sh, f, &cap))
+			    read_symtab(elf, scn, &sh, f, &cap, cpu0))
 				f->source = tables[t].source;
 		}
 	}
-	read_plt(elf, f, &cap);
+	read_plt(elf, f, &cap, cpu0);
 	if (f->nsyms)
 		qsort_r(f->syms, f->nsyms, sizeof(*f->syms), by_start_then_rank, f->names);
 	for (uint32_t i = 0; i < f->nsyms; i++)
 		if (!keep || f->syms[keep - 1].start != f->syms[i].start)
 			f->syms[keep++] = f->syms[i];
 	f->nsyms = keep;
+	compact_names(f);
 	return 0;
 }
 

@@ -12,6 +12,8 @@
 
 #define TB_NSYM_MAX_SYMBOLS (4u << 20)  /* FUNC symbols kept per file */
 #define TB_NSYM_MAX_NAME 512            /* longer names are cut */
+#define TB_NSYM_MAX_NAME_BYTES (64u << 20) /* name bytes read per file, at most */
+#define TB_NSYM_MAX_NS (2ull * 1000 * 1000 * 1000) /* CPU time reading a file's symbols, at most */
 #define TB_NSYM_MODULE 64               /* bytes of the module name kept */
 
 enum tb_nsym_source { TB_NSYM_NONE, TB_NSYM_SYMTAB, TB_NSYM_DYNSYM };
@@ -28,6 +30,7 @@ struct tb_nsym_file {
 	struct tb_nsym *syms;     /* sorted by start, one per start */
 	uint32_t nsyms;
 	uint32_t nplt;            /* of which PLT slots */
+	int cut;                  /* reading stopped at a budget: not every symbol is here */
 	char *names;
 	size_t names_len, names_cap;
 	struct tb_code_range *fdes; /* sorted FDE ranges (the unwind table's), or NULL */
