@@ -2,7 +2,7 @@
 # and the cmocka unit tests; `make test` runs every test (scripts/test.sh).
 #
 # The agent's sources live in one folder per layer (docs/architecture.md):
-# user/lib, proc, cpython, model, capture, out, cmd.  Objects go to
+# user/lib, proc, cpython, model, capture, output, cmd.  Objects go to
 # build/<layer>/; dependencies come from the compiler (-MMD).  Only the
 # sampler includes the BPF skeleton, so everything else (and the unit tests,
 # which link build/libtachyon.a) builds without clang, bpftool or vmlinux.h.
@@ -17,13 +17,13 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-p
 
 # B: the build directory (tests/fuzz/run.sh builds sanitized objects in build/fuzz)
 B        ?= build
-LAYERS   := lib proc cpython model capture out cmd
+LAYERS   := lib proc cpython model capture output cmd
 SRC      := $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c))
 OBJ      := $(patsubst user/%.c,$(B)/%.o,$(SRC))
 SKEL_OBJ := $(B)/capture/sampler.o
 MAIN_OBJ := $(B)/cmd/main.o
 # everything but main() and the BPF loader: what the unit tests and fuzzers link
-LIB_OBJ  := $(filter-out $(SKEL_OBJ) $(MAIN_OBJ),$(OBJ)) $(B)/out/assets.o
+LIB_OBJ  := $(filter-out $(SKEL_OBJ) $(MAIN_OBJ),$(OBJ)) $(B)/output/assets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
@@ -55,7 +55,7 @@ $(B)/version.h: FORCE
 $(MAIN_OBJ): override CFLAGS += -I$(B)
 $(MAIN_OBJ): $(B)/version.h
 
-$(B)/out/assets.o: user/out/assets.S $(wildcard user/out/assets/*)
+$(B)/output/assets.o: user/output/assets.S $(wildcard user/output/assets/*)
 	@mkdir -p $(@D)
 	$(CC) -c $< -o $@
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "model/profile.h"
 #include "model/tree.h"
-#include "out/tbp.h"
+#include "output/tbp.h"
 #include "xorshift.h"
 
 #define SAMPLES 1000704ull

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "model/profile.h"
-#include "out/tbp.h"
+#include "output/tbp.h"
 #include "xorshift.h"
 
 #define THREADS_PER_PROC 5

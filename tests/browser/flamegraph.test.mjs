@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Browser test of the flame graph page (user/out/assets/flamegraph.html with embedded data).
+// Browser test of the flame graph page (user/output/assets/flamegraph.html with embedded data).
 //
 //   node flamegraph.test.mjs PAGE.html PROFILE.json [EXPECTED_FUNCTION] [--perf] [--shots DIR] [--label NAME]
-//                            [--template user/out/assets/flamegraph.html]
+//                            [--template user/output/assets/flamegraph.html]
 //                            [--opcodes FUNC [--thread-of CALLER] [--expect-op NAME=BASE ...] [--expect-line N]]
 //
 // --perf checks timing budgets; --template also checks the bare template (no data: an error

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Browser test of the source heatmap page (user/out/assets/heatmap.html with embedded data).
+// Browser test of the source heatmap page (user/output/assets/heatmap.html with embedded data).
 //
-//   node heatmap.test.mjs PAGE.html HEATMAP.json [FUNCTION] [--shots DIR] [--label NAME] [--template user/out/assets/heatmap.html]
+//   node heatmap.test.mjs PAGE.html HEATMAP.json [FUNCTION] [--shots DIR] [--label NAME] [--template user/output/assets/heatmap.html]
 //
 // HEATMAP.json is the JSON embedded in PAGE.html (docs/heatmap-json.md); every expected value is
 // computed from it here, independently of the page. FUNCTION (a qualname) picks the file to look

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Build a page from its JSON exactly the way the C writer (`-o x.html`, user/out/page.c) does:
+"""Build a page from its JSON exactly the way the C writer (`-o x.html`, user/output/page.c) does:
 
   data  = base64(zlib.compress(json_bytes))      (RFC 1950 stream: DecompressionStream('deflate'))
   page  = template with `@@TB_TITLE@@` -> html-escaped title and `@@TB_DATA@@` -> data,
           each placeholder appearing exactly once in the template.
 
 The template follows the JSON's "format": a heatmap JSON (docs/heatmap-json.md) goes into
-user/out/assets/heatmap.html, a tree or diff JSON (docs/profile-json.md, docs/diff-json.md) into
-user/out/assets/flamegraph.html; --kind or --template choose otherwise.
+user/output/assets/heatmap.html, a tree or diff JSON (docs/profile-json.md, docs/diff-json.md) into
+user/output/assets/flamegraph.html; --kind or --template choose otherwise.
 
 usage: make_page.py DATA.json OUT.html [--title TITLE] [--kind flamegraph|heatmap] [--template FILE]
        make_page.py --raw-data TEXT OUT.html [--kind ...]    (embed TEXT as is: pages with broken data)

@@ -117,7 +117,7 @@ pages() {
 # The page templates are embedded at build time: rebuild when one is newer than the binary.
 need_binary() {
 	local t
-	for t in "$repo"/user/out/assets/*.html; do
+	for t in "$repo"/user/output/assets/*.html; do
 		if [ ! -x "$bin" ] || [ "$t" -nt "$bin" ]; then
 			step "make (templates embedded in the binary)" make -C "$repo" -s
 			break
@@ -138,7 +138,7 @@ suite_synthetic() {
 	step "make its page" python3 "$here/make_page.py" "$out/big.json" "$out/big.html" --title 'tachyon-bpf: synthetic 100k nodes'
 	step "its version 2" python3 "$here/v1_to_v2.py" "$out/big.json" "$out/big.v2.json"
 	step "make that page" python3 "$here/make_page.py" "$out/big.v2.json" "$out/big.v2.html" --title 'tachyon-bpf: synthetic 100k nodes (v2)'
-	page_test flamegraph.test.mjs "$out/realistic.html" "$out/realistic.json" --template "$repo/user/out/assets/flamegraph.html"
+	page_test flamegraph.test.mjs "$out/realistic.html" "$out/realistic.json" --template "$repo/user/output/assets/flamegraph.html"
 	# The budgets on the data `-o x.html` writes (version 2: first render ~0.9 s here); the
 	# version-1 page (`--json-version 1`: 22 MB of JSON to inflate and parse, ~1.6-1.9 s) is
 	# checked for everything but time.
@@ -223,7 +223,7 @@ suite_heatmap() {
 		step "generate a heatmap from real code ($gpy)" "$gpy" "$here/gen_data.py" "$out/realistic.json"
 		step "make its page" python3 "$here/make_page.py" "$out/realistic.json" "$out/realistic.html" \
 			--title 'tachyon-bpf heatmap: synthetic <opcodes.py> "2 s" & more'
-		page_test heatmap.test.mjs "$out/realistic.html" "$out/realistic.json" hot --template "$repo/user/out/assets/heatmap.html"
+		page_test heatmap.test.mjs "$out/realistic.html" "$out/realistic.json" hot --template "$repo/user/output/assets/heatmap.html"
 		need_binary
 		step "capture opcodes.py (1.5 s at 999 Hz)" "$bin" -q -r 999 -o "$out/heat.heatmap.html" -o "$out/heat.heatmap.json" -- \
 			"$py" "$wl/opcodes.py" 1.5

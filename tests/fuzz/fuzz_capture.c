@@ -4,7 +4,7 @@
  * header of that version and a zlib stream first, so that mutations reach
  * the payload parser (of versions 1 and 2) instead of stopping at the zlib
  * checksum.  Every profile that reads is written by
- * every row of the format table (out/format.c, so a new format is fuzzed
+ * every row of the format table (output/format.c, so a new format is fuzzed
  * without a change here), and by every diff writer against itself and
  * against an empty profile (both ways).  Build and run: tests/fuzz/run.sh. */
 #include <stdint.h>
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "out/diff.h"
-#include "out/format.h"
-#include "out/tbp.h"
+#include "output/diff.h"
+#include "output/format.h"
+#include "output/tbp.h"
 
 static void put_le(unsigned char *d, uint64_t v, int bytes)
 {

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/profile.h"
-#include "out/tbp.h"
+#include "output/tbp.h"
 
 #define PID 4242
 #define NBLOCKS 18

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "out/atomic.h"
+#include "output/atomic.h"
 
 #define VICTIM_TEXT "precious\n"
 

@@ -17,13 +17,13 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
-#include "out/tbp.h"
-#include "out/format.h"
+#include "output/tbp.h"
+#include "output/format.h"
 #include "model/profile.h"
 #include "helpers.h"
 #include "../../bench/xorshift.h"   /* next_rand(): the generators' xorshift64 */
-#include "out/tbp_io.h"
-#include "out/tbp_sections.h"
+#include "output/tbp_io.h"
+#include "output/tbp_sections.h"
 
 #define PID 4242
 #define FLIPS 3000

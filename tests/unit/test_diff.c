@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "out/diff.h"
+#include "output/diff.h"
 #include "model/profile.h"
 #include "helpers.h"
 

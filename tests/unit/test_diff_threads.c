@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
-#include "out/diff.h"
+#include "output/diff.h"
 #include "model/profile.h"
 
 struct th {

@@ -17,7 +17,7 @@
 #include "model/linetabs.h"
 #include "model/profile.h"
 #include "model/symbolize.h"
-#include "out/tbp.h"
+#include "output/tbp.h"
 
 /* CPython 3.11 co_linetable of a 5-line function whose def is on line 3 (test_capture.c) */
 static const unsigned char LT311[] = {

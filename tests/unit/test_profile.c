@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "out/format.h"
+#include "output/format.h"
 #include "model/profile.h"
 #include "model/tree.h"
 #include "proc/kallsyms.h"

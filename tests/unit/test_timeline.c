@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
-#include "out/format.h"
-#include "out/tbp.h"
+#include "output/format.h"
+#include "output/tbp.h"
 #include "model/profile.h"
 #include "model/slice.h"
 #include "helpers.h"

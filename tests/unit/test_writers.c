@@ -1,5 +1,5 @@
 /* test_writers.c: every output format, taken from the format table
- * (out/format.c), on synthetic profiles: all zero; empty; two threads with an
+ * (output/format.c), on synthetic profiles: all zero; empty; two threads with an
  * off-CPU stack weighted at wake-up, <GC>, truncated and partial stacks and
  * opcodes; the same by line; hostile names (invalid UTF-8, control
  * characters, </script>, quotes, newlines); a very deep stack; every kind of
@@ -24,9 +24,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
-#include "out/diff.h"
-#include "out/format.h"
-#include "out/tbp.h"
+#include "output/diff.h"
+#include "output/format.h"
+#include "output/tbp.h"
 #include "model/profile.h"
 #include "json_check.h"
 #include "helpers.h"

@@ -287,7 +287,7 @@ int tb_session_check_targets(struct tb_session_opts *o, char **rest, char *err, 
  * loop to stop: the outputs are written and the exit code is 0.  A later
  * one that a person sends aborts at once: the terminal is restored, the
  * launched command stopped, and the exit code is 128 + its number (130
- * for Ctrl-C); no output is half-written (out/atomic.c). */
+ * for Ctrl-C); no output is half-written (output/atomic.c). */
 static const struct {
 	int sig;
 	int aborts_later;        /* a second request: a person insists */

@@ -8,10 +8,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "out/tbp.h"
+#include "output/tbp.h"
 #include "cmd/commands.h"
-#include "out/diff.h"
-#include "out/format.h"
+#include "output/diff.h"
+#include "output/format.h"
 #include "model/slice.h"
 
 #define MAX_OUTPUTS 16

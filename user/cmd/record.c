@@ -12,7 +12,7 @@
 #include "lib/cli.h"
 #include "lib/termsafe.h"
 #include "cpython/versions.h"
-#include "out/format.h"
+#include "output/format.h"
 #include "capture/clock.h"
 #include "capture/session.h"
 #include "cmd/commands.h"

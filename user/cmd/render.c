@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "lib/cli.h"
-#include "out/tbp.h"
+#include "output/tbp.h"
 #include "cmd/commands.h"
-#include "out/format.h"
+#include "output/format.h"
 #include "model/slice.h"
 
 #define MAX_OUTPUTS 16

@@ -21,7 +21,7 @@ enum tb_code_kind {
 	TB_CODE_KERNEL,        /* a kernel function: name from kallsyms, file "[kernel]" or "[module]" */
 	TB_CODE_TASK,          /* an asyncio task (--async-aware): name "<task NAME>", file "<task>";
 				* a capture stores it as a Python frame of pid 0 and lists it in its
-				* tasks section (out/tbp_sections.c) */
+				* tasks section (output/tbp_sections.c) */
 	TB_CODE_KINDS
 };
 

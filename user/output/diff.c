@@ -12,10 +12,10 @@
 #include "lib/hash.h"
 #include "lib/hashmap.h"
 #include "lib/mem.h"
-#include "out/diff.h"
-#include "out/funcname.h"
+#include "output/diff.h"
+#include "output/funcname.h"
 #include "lib/jsonw.h"
-#include "out/tree_json.h"
+#include "output/tree_json.h"
 
 struct tvals {
 	uint64_t tkey;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
-#include "out/tbp_sections.h"
+#include "output/tbp_sections.h"
 
 int tb_cap_timeline_present(const struct tb_profile *p)
 {

@@ -13,7 +13,7 @@
 #include "lib/mem.h"
 #include "lib/utf8.h"
 #include "model/functab.h"
-#include "out/format.h"
+#include "output/format.h"
 
 #define MARK_TRUNCATED UINT32_MAX      /* qualname of the marker functions */
 #define MARK_PARTIAL (UINT32_MAX - 1)

@@ -12,7 +12,7 @@
 #include "lib/hashmap.h"
 #include "lib/mem.h"
 #include "lib/jsonw.h"
-#include "out/format.h"
+#include "output/format.h"
 
 #define MARK_TRUNCATED UINT32_MAX       /* qualname of the marker frames */
 #define MARK_PARTIAL (UINT32_MAX - 1)

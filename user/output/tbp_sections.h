@@ -10,7 +10,7 @@
 #define TB_TBP_SECTIONS_H
 #include <stdint.h>
 #include "model/profile.h"
-#include "out/tbp_io.h"
+#include "output/tbp_io.h"
 
 /* Tags: one per feature, never reused. */
 enum tb_cap_tag {
@@ -34,7 +34,7 @@ struct tb_cap_section {
 	int (*read)(struct tb_rd *r, struct tb_profile *p);
 };
 
-/* The tasks section (out/tbp_tasks.c). */
+/* The tasks section (output/tbp_tasks.c). */
 int tb_cap_tasks_present(const struct tb_profile *p);
 void tb_cap_tasks_write(struct tb_cap_out *o, const struct tb_profile *p);
 int tb_cap_tasks_read(struct tb_rd *r, struct tb_profile *p);
@@ -45,7 +45,7 @@ extern const struct tb_cap_section tb_cap_sections[];
 void tb_cap_sections_override(const struct tb_cap_section *rows);
 const struct tb_cap_section *tb_cap_sections_table(void);
 
-/* The timeline section (out/tbp_timeline.c). */
+/* The timeline section (output/tbp_timeline.c). */
 int tb_cap_timeline_present(const struct tb_profile *p);
 void tb_cap_timeline_write(struct tb_cap_out *o, const struct tb_profile *p);
 int tb_cap_timeline_read(struct tb_rd *r, struct tb_profile *p);

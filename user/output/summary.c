@@ -8,8 +8,8 @@
 #include "lib/termsafe.h"
 #include "model/functab.h"
 #include "cpython/opcodes.h"
-#include "out/format.h"
-#include "out/funcname.h"
+#include "output/format.h"
+#include "output/funcname.h"
 
 static int by_self(const void *a, const void *b)
 {

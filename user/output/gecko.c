@@ -35,7 +35,7 @@
 #include "lib/jsonw.h"
 #include "lib/hashmap.h"
 #include "cpython/opcodes.h"
-#include "out/format.h"
+#include "output/format.h"
 
 #define NONE UINT32_MAX
 #define NO_LINE INT32_MIN

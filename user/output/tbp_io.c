@@ -1,4 +1,4 @@
-/* tbp_io.c: the capture format's primitives (out/tbp_io.h): the writes;
+/* tbp_io.c: the capture format's primitives (output/tbp_io.h): the writes;
  * bounded little-endian reads that fail once with one sentence, from the
  * payload inflated as the parser advances: a window that holds what the
  * next read needs (grown only as the stream fills it, so a claimed length
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "out/tbp_io.h"
+#include "output/tbp_io.h"
 
 #define WINDOW (256u << 10)       /* the window's first size */
 #define MEM_BLOCK (1u << 30)      /* compressed bytes in memory given to zlib at once (uInt) */

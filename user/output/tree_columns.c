@@ -11,7 +11,7 @@
 #include "lib/mem.h"
 #include "lib/strtab.h"
 #include "cpython/opcodes.h"
-#include "out/tree_json.h"
+#include "output/tree_json.h"
 
 #define NO_THREAD (-1)
 

@@ -6,9 +6,9 @@
 #include <sys/utsname.h>
 #include "lib/jsonw.h"
 #include "cpython/opcodes.h"
-#include "out/format.h"
+#include "output/format.h"
 #include "model/tree.h"
-#include "out/tree_json.h"
+#include "output/tree_json.h"
 
 static void write_thread_values(FILE *f, const struct tb_tree *t, const struct tb_tnode *x)
 {

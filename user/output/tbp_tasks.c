@@ -1,11 +1,11 @@
 /* tbp_tasks.c: the tasks section of a capture file (--async-aware; a row of
- * out/tbp_sections.c).  Task frames are stored among the code objects as Python
+ * output/tbp_sections.c).  Task frames are stored among the code objects as Python
  * frames of pid 0 named "<task NAME>" (file "<task>"), so a reader that does not
  * know this section shows them as synthetic frames; the section says which code
  * objects they are, and how many samples had task frames:
  *   u64 task samples, u32 count, count x u32 code index. */
 #include <string.h>
-#include "out/tbp_sections.h"
+#include "output/tbp_sections.h"
 
 int tb_cap_tasks_present(const struct tb_profile *p)
 {

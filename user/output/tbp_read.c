@@ -3,7 +3,7 @@
  * bounded by the bytes left before anything is allocated, every index is
  * range-checked, and any problem ends the read with one sentence
  * (docs/capture-format.md).  The payload is inflated as it is parsed
- * (out/tbp_io.c), from the file a block at a time: neither the file nor the
+ * (output/tbp_io.c), from the file a block at a time: neither the file nor the
  * payload is ever held whole. */
 #include <errno.h>
 #include <math.h>
@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "lib/mem.h"
-#include "out/tbp.h"
-#include "out/tbp_io.h"
-#include "out/tbp_sections.h"
+#include "output/tbp.h"
+#include "output/tbp_io.h"
+#include "output/tbp_sections.h"
 
 /* deflate cannot compress better than about 1032:1 */
 #define MAX_RATIO 1032u

@@ -1,6 +1,6 @@
 /* tbp_io.h: the primitives of the capture format (docs/capture-format.md)
  * for its writer, its reader and the readers and writers of its extension
- * sections (out/tbp_sections.c): little-endian fixed-width integers,
+ * sections (output/tbp_sections.c): little-endian fixed-width integers,
  * doubles, strings, an output that hands its bytes on a chunk at a time,
  * and a bounded reading cursor that fails once with one sentence. */
 #ifndef TB_TBP_IO_H

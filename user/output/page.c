@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "out/diff.h"
-#include "out/format.h"
+#include "output/diff.h"
+#include "output/format.h"
 
 extern const char tb_flamegraph_html[];
 extern const char tb_flamegraph_html_end[];

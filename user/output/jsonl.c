@@ -11,8 +11,8 @@
 #include "lib/jsonw.h"
 #include "lib/hashmap.h"
 #include "cpython/opcodes.h"
-#include "out/format.h"
-#include "out/tree_json.h"
+#include "output/format.h"
+#include "output/tree_json.h"
 
 #define NONE UINT32_MAX
 #define MAX_MINOR 32

@@ -3,7 +3,7 @@
  * processes, threads, code objects and aggregated stacks, as little-endian
  * fixed-width integers (docs/capture-format.md); version 1 unless the
  * profile holds what version 2 adds (native and kernel frames), version 3
- * when it holds extension sections (out/tbp_sections.h).  The payload is
+ * when it holds extension sections (output/tbp_sections.h).  The payload is
  * deflated as it is built, a chunk at a time (an hour of a busy host is
  * hundreds of megabytes of it), and the compressed bytes go straight to the
  * file: the header, which gives their size, is written first with zeros and
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <zlib.h>
 #include "lib/mem.h"
-#include "out/tbp.h"
-#include "out/tbp_io.h"
-#include "out/tbp_sections.h"
+#include "output/tbp.h"
+#include "output/tbp_io.h"
+#include "output/tbp_sections.h"
 
 
 /* Does p need version 2: native or kernel frames, their settings or counts,

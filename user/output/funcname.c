@@ -1,6 +1,6 @@
 /* funcname.c: a function's name in the text outputs, by its kind. */
 #include <string.h>
-#include "out/funcname.h"
+#include "output/funcname.h"
 
 int tb_name_has_module(const char *name, const char *module)
 {

@@ -10,7 +10,7 @@
 #include "model/functab.h"
 #include "lib/jsonw.h"
 #include "cpython/opcodes.h"
-#include "out/format.h"
+#include "output/format.h"
 
 struct hline {          /* (file, line) */
 	uint32_t file;

@@ -9,7 +9,7 @@
  * a bucket as the step from the previous one (the first from 0). */
 #include <stdlib.h>
 #include "lib/mem.h"
-#include "out/tree_json.h"
+#include "output/tree_json.h"
 
 #define PAGE_BUCKETS 512
 #define PAGE_CELLS 1000000

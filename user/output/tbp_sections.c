@@ -1,8 +1,8 @@
 /* tbp_sections.c: the table of a capture file's extension sections and the
- * trailer that holds them (format version 3; out/tbp_sections.h). */
+ * trailer that holds them (format version 3; output/tbp_sections.h). */
 #include <stdlib.h>
 #include <string.h>
-#include "out/tbp_sections.h"
+#include "output/tbp_sections.h"
 
 /* Most sections a file may hold (each has a distinct tag). */
 #define MAX_SECTIONS 64

@@ -3,9 +3,9 @@
  * (through tb_write_atomic), the lists and help lines of the usage texts. */
 #include <stdio.h>
 #include <string.h>
-#include "out/diff.h"
-#include "out/format.h"
-#include "out/tbp.h"
+#include "output/diff.h"
+#include "output/format.h"
+#include "output/tbp.h"
 
 static int diff_folded(const struct tb_profile *base, const struct tb_profile *cur,
 		       const struct tb_diff_opts *o, FILE *f)

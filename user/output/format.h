@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "model/profile.h"
-#include "out/atomic.h"
+#include "output/atomic.h"
 
 struct tb_diff_opts;
 

@@ -21,7 +21,7 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-#include "out/atomic.h"
+#include "output/atomic.h"
 
 #define MODE 0600   /* as perf.data: only the owner reads a profile */
 #define TRIES 16    /* random names tried before giving up */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
-#include "out/format.h"
-#include "out/funcname.h"
+#include "output/format.h"
+#include "output/funcname.h"
 
 struct line {
 	const char *text;

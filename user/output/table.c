@@ -2,13 +2,13 @@
  * with own (self) and total samples, their shares of the Python samples and
  * their time (samples / rate), sorted by p->sort_key (--sort own|total|name)
  * and cut at p->limit rows (--limit N, 0 = all); functions named by
- * out/funcname.c.  With --async-aware, then one row per asyncio task. */
+ * output/funcname.c.  With --async-aware, then one row per asyncio task. */
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
 #include "model/functab.h"
-#include "out/format.h"
-#include "out/funcname.h"
+#include "output/format.h"
+#include "output/funcname.h"
 
 static const struct tb_profile *sort_prof; /* qsort has no context argument */
 
