@@ -20,7 +20,7 @@ import os
 import sys
 import zlib
 
-ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "user", "out", "assets")
+ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "user", "output", "assets")
 # kind -> (template, default title prefix)
 KINDS = {
     "flamegraph": ("flamegraph.html", "tachyon-bpf: "),

@@ -27,7 +27,7 @@ import zlib from 'node:zlib';
 import { check, ev, parseArgs, runPageTest, setLabel, totalShown } from './harness.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
-const TEMPLATE = path.join(here, '..', '..', 'user', 'out', 'assets', 'flamegraph.html');
+const TEMPLATE = path.join(here, '..', '..', 'user', 'output', 'assets', 'flamegraph.html');
 const { flags, pos } = parseArgs(process.argv.slice(2), {
   '--synthetic': 'bool', '--hostile': 'value', '--open': 'value', '--deep': 'number', '--perf': 'value', '--out': 'value', '--label': 'value',
 }, 0, 'node v2.test.mjs [V1PAGE.html V2PAGE.html ...] [--hostile BASE.v2.json] [--open V2.json] [--deep N] [--perf PAGE.html] [--out DIR] [--label NAME]');

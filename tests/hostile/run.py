@@ -788,6 +788,54 @@ def test_many_symbol_names_bounded():
     return "%.1f s, peak RSS %.0f MiB, CPU %.1f s (48 MB of symbols)" % (took, rss, cpu)
 
 
+def test_sparse_eh_frame_bounded():
+    """Issue 25, row 9: a library whose .eh_frame claims 900 MiB in a sparse file (a few KB on
+    disk), mapped executable by uid 65534: the section is not read (one line), the agent stays
+    small and ends on time."""
+    d = os.path.join(TMP, "sparse")
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    src, lib = os.path.join(d, "f.s"), os.path.join(d, "libsparse.so")
+    with open(src, "w") as f:
+        f.write("    .text\n    .globl f\n    .type f, @function\nf:\n    .cfi_startproc\n    ret\n"
+                "    .cfi_endproc\n    .size f, 1\n    .section .note.GNU-stack,\"\",@progbits\n")
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", lib, src], check=True)
+    data = bytearray(open(lib, "rb").read())
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    names_off = struct.unpack_from("<IIQQQQIIQQ", data, shoff + shstrndx * shentsize)[4]
+    big = 900 << 20
+    for i in range(shnum):
+        h = list(struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize))
+        name = data[names_off + h[0]:data.index(b"\0", names_off + h[0])]
+        if name == b".eh_frame":
+            h[4], h[5] = (len(data) + 4095) & ~4095, big      # at the end of the file, 900 MiB
+            struct.pack_into("<IIQQQQIIQQ", data, shoff + i * shentsize, *h)
+            end = h[4] + big
+    with open(lib, "wb") as f:
+        f.write(data)
+        f.truncate(end)                                   # sparse: nothing written there
+    os.chmod(lib, 0o755)
+    code = "import mmap, os\nfd = os.open(%r, os.O_RDONLY)\nm = mmap.mmap(fd, 4096, prot=mmap.PROT_READ | " \
+           "mmap.PROT_EXEC)\n%s" % (lib, SPIN % 8.0)
+    target = subprocess.Popen(NOBODY + [PY, "-c", code])
+    try:
+        wait_started(target, 0.8)
+        t0 = time.time()
+        rc, rss, cpu, err = agent_max_rss_mb(["--native", "-p", str(target.pid), "-d", "3", "-o",
+                                              os.path.join(TMP, "sparse.folded")])
+        took = time.time() - t0
+    finally:
+        target.kill()
+        target.wait()
+    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    assert took < 3 + 2, "-d 3 took %.1f s" % took
+    assert rss < 200, "agent peak RSS %.0f MiB" % rss
+    said = [l for l in err.splitlines() if "larger than 64 MiB" in l]
+    assert said, "no line about the section: %s" % err[-300:]
+    return "%.1f s, peak RSS %.0f MiB, CPU %.1f s; %s" % (took, rss, cpu, said[0][-60:])
+
+
 # A process with many executable mappings (past the 512 the BPF program takes: its walks meet
 # pcs it cannot place, and each asks the agent to reread its maps) and tens of thousands of
 # others (a slow reread).

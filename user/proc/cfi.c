@@ -22,6 +22,7 @@
 #include <time.h>
 #include "lib/mem.h"
 #include "proc/cfi.h"
+#include "proc/elfsym.h"
 
 /* x86-64 DWARF register numbers */
 enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
@@ -574,7 +575,10 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 		return fail(&b, "not an x86-64 ELF file");
 	if (!(scn = eh_frame_section(elf, &sh)))
 		return fail(&b, "no .eh_frame section");
-	if (!(b.eh = elf_getdata(scn, NULL)) || !b.eh->d_buf || b.eh->d_size != sh.sh_size)
+	/* read whole (libelf): bounded first, as a sparse file may claim any size */
+	if (sh.sh_size > TB_ELF_MAX_SECTION)
+		return fail(&b, ".eh_frame is larger than 64 MiB");
+	if (!(b.eh = tb_elf_data(elf, scn)) || !b.eh->d_buf || b.eh->d_size != sh.sh_size)
 		return fail(&b, ".eh_frame is unreadable (truncated file?)");
 	b.eh_addr = sh.sh_addr;
 	if (list_fdes(&b)) {
