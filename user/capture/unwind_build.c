@@ -4,7 +4,9 @@
  * mmap), builds the table (proc/cfi.c, bounded in rows and CPU time), the
  * evaluator ranges (cpython/evalrange.c) and the symbols
  * (proc/nativesym.c), and queues the result.  Two queues under one mutex;
- * the thread never touches the registry. */
+ * the thread never touches the registry.  Stopping it drops the queued jobs
+ * and cancels the table being built at its next row: the end of a capture
+ * waits for no file. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@ struct job {
 
 struct tb_ubuild {
 	int threaded, stop, started;
+	int cancel;                       /* the build in progress gives up (atomic) */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -42,8 +45,9 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static struct tb_ubuild_result *build(const struct job *j)
+static struct tb_ubuild_result *build(const struct job *j, const int *cancel)
 {
+	const struct tb_cfi_limits lim = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS, cancel };
 	struct tb_ubuild_result *r = tb_calloc(1, sizeof(*r));
 	uint64_t t0 = thread_cpu_ns();
 	char err[200];
@@ -58,7 +62,7 @@ static struct tb_ubuild_result *build(const struct job *j)
 		snprintf(r->syms.module, sizeof(r->syms.module), "%s", j->module);
 		goto out;
 	}
-	r->table_ok = !tb_cfi_build(elf, NULL, &r->cfi, r->err, sizeof(r->err));
+	r->table_ok = !tb_cfi_build(elf, &lim, &r->cfi, r->err, sizeof(r->err));
 	/* without a table only .symtab can say where the evaluator is */
 	if (r->table_ok ? tb_eval_ranges(elf, &r->cfi, &r->eval, err, sizeof(err)) :
 			  tb_eval_ranges_symtab(elf, &r->eval))
@@ -99,7 +103,7 @@ static void *worker(void *arg)
 		j = b->jobs[b->head++];
 		b->busy = 1;
 		pthread_mutex_unlock(&b->lock);
-		r = build(&j);
+		r = build(&j, &b->cancel);
 		pthread_mutex_lock(&b->lock);
 		b->busy = 0;
 		finish(b, r);
@@ -128,7 +132,7 @@ void tb_ubuild_submit(struct tb_ubuild *b, uint32_t file, uint64_t id, int fd, c
 
 	snprintf(j.module, sizeof(j.module), "%s", module);
 	if (!b->threaded) {
-		finish(b, build(&j));
+		finish(b, build(&j, NULL));
 		return;
 	}
 	pthread_mutex_lock(&b->lock);
@@ -180,6 +184,9 @@ void tb_ubuild_stop(struct tb_ubuild *b)
 	if (b->started) {
 		pthread_mutex_lock(&b->lock);
 		b->stop = 1;
+		/* the file being built gives up at its next row: the end of a
+		 * capture waits for no table */
+		__atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
 		pthread_cond_signal(&b->wake);
 		pthread_mutex_unlock(&b->lock);
 		pthread_join(b->thread, NULL);

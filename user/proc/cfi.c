@@ -500,6 +500,8 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 
 		if (now_ns(CLOCK_THREAD_CPUTIME_ID) - b->cpu0 > b->lim.max_ns)
 			return fail(b, "took too long");
+		if (b->lim.cancel && __atomic_load_n(b->lim.cancel, __ATOMIC_RELAXED))
+			return fail(b, "cancelled (the capture ended)");
 		if (dwarf_cfi_addrframe(cfi, a, &f)) {
 			c->bad_fdes++;
 			if (emit(b, a, invalid_row))
@@ -557,7 +559,7 @@ static Elf_Scn *eh_frame_section(Elf *elf, GElf_Shdr *sh)
 int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, char *err,
 		 size_t errlen)
 {
-	static const struct tb_cfi_limits defaults = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS };
+	static const struct tb_cfi_limits defaults = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS, NULL };
 	struct builder b = { .c = out, .lim = lim ? *lim : defaults,
 			     .cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID), .t0 = now_ns(CLOCK_MONOTONIC),
 			     .err = err, .errlen = errlen };

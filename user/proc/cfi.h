@@ -28,6 +28,8 @@ struct tb_cfi_limits {
 	uint32_t max_fdes;     /* CIE + FDE entries read */
 	uint64_t max_ns;       /* CPU time of the building thread (a hostile FDE can make
 				* the build quadratic; a loaded host only slows it) */
+	const int *cancel;     /* nonzero there (read atomically, between rows): give up now;
+				* NULL: never */
 };
 #define TB_CFI_MAX_ROWS (1u << 22)              /* 32 MiB of rows */
 #define TB_CFI_MAX_FDES (1u << 21)
