@@ -134,6 +134,8 @@ counted kernels bash tests/kernels/run.sh
 counted hostile python3 tests/hostile/run.py
 counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
+# what --native reads of every mapped file: the unwind tables, evaluator ranges and symbols
+suite fuzz-elf bash tests/fuzz/run-elf.sh "${TB_FUZZ_SECONDS:-60}"
 
 echo
 echo "time per suite (s), the longest first; the whole run: ${SECONDS} s"
