@@ -955,7 +955,7 @@ def test_second_ctrl_c_aborts():
 
 # ---- terminal escapes -----------------------------------------------------------------
 
-ESCAPES = "\x1b]0;pwned-title\x07\x1b[2J\x1b[31mred\r0 lost"
+ESCAPES = "\x1b]0;pwned-title\x07\x1b[2J\x1b[31mred\r0 lost\u202egnp.exe"
 ESCAPER = r"""
 import sys, threading, time
 name = sys.argv[1]
@@ -975,17 +975,21 @@ def test_terminal_escapes_sanitized():
     proc = subprocess.Popen([PY, "-c", ESCAPER, ESCAPES], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
-        r = agent(["-p", str(proc.pid), "-d", "1", "-r", "499", "-o", os.path.join(TMP, "esc.json")])
+        txt = os.path.join(TMP, "esc.txt")
+        r = agent(["-p", str(proc.pid), "-d", "1", "-r", "499", "-o", os.path.join(TMP, "esc.json"), "-o", txt])
         d = agent(["dump", str(proc.pid)])
     finally:
         proc.kill()
         proc.wait()
     assert r.returncode == 0, r.stderr
-    for what, text in (("summary", r.stderr), ("dump", d.stdout + d.stderr)):
+    table = open(txt, "rb").read()
+    for what, text in (("summary", r.stderr), ("dump", d.stdout + d.stderr), (".txt table", table)):
         bad = [c for c in text if c < 0x20 and c not in (0x0a, 0x09)]
         assert not bad, "%s writes control bytes %s" % (what, sorted(set(bad)))
+        assert "\u202e".encode() not in text, "%s writes a bidi override (U+202E) raw" % what
     assert b"pwned-title" in r.stderr, "the hostile name is not shown at all in the summary"
-    return "summary and dump: names shown, no control bytes"
+    assert b"pwned-title" in table and b"\\u202e" in table, "the .txt table does not show the name escaped"
+    return "summary, dump and the .txt table: names shown, no control byte, no raw bidi override"
 
 
 CHECKS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]

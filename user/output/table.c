@@ -5,6 +5,7 @@
  * output/funcname.c.  With --async-aware, then one row per asyncio task. */
 #include <stdlib.h>
 #include <string.h>
+#include "lib/termsafe.h"
 #include "lib/mem.h"
 #include "model/functab.h"
 #include "output/format.h"
@@ -60,11 +61,11 @@ int tb_pstats_sort_key(const char *name)
 	return -1;
 }
 
-/* Names come from the target: one row each, no control characters. */
+/* Names come from the target: one row each, in the form a terminal shows
+ * and does not obey (lib/termsafe.h: controls, bidi overrides escaped). */
 static void put_clean(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	tb_termsafe_put(f, s);
 }
 
 static void header(const struct tb_profile *p, FILE *f, uint32_t shown, uint32_t nfuncs)
