@@ -558,10 +558,13 @@ static void native_note(struct tb_session *s)
 			fprintf(stderr, " %s %.1f%%", tb_uw_stop_names[r - 1], pct(n->stops[r], walked));
 	fprintf(stderr, "; tables: %" PRIu64 " files, %" PRIu64 " with rows (%.1f MiB), %" PRIu64
 		" by frame pointer, %" PRIu64 " built (CPU %.2f s), %" PRIu64 " evicted; mappings left out: %"
-		PRIu64 "; maps reread %" PRIu64 " times (%.3f s)\n", us.files, us.tables,
+		PRIu64 "; maps reread %" PRIu64 " times (%.3f s)", us.files, us.tables,
 		(double)us.rows_used * sizeof(struct tb_urow) / (1 << 20), us.fp_only, us.builds,
 		(double)us.build_cpu_ns / 1e9, us.evictions, us.ranges_dropped, us.refreshes,
 		(double)us.refresh_ns / 1e9);
+	if (us.queue_full)
+		fprintf(stderr, "; %" PRIu64 " files not built (too many waiting)", us.queue_full);
+	fputc('\n', stderr);
 }
 
 void tb_session_finish(struct tb_session *s)

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "lib/hash.h"
@@ -100,6 +101,7 @@ struct extent {
 };
 
 struct tb_unwind {
+	uint32_t max_queued;        /* builds waiting, at most (each holds a descriptor) */
 	struct tb_unwind_maps maps;
 	struct tb_unwind_opts o;
 	struct tb_ubuild *builder;
@@ -306,6 +308,14 @@ static uint32_t file_new(struct tb_unwind *u, const struct file_key *k, int fd, 
 		close(fd);
 		f->state = F_READY;
 		u->st.build_failures++;
+		return i + 1;
+	}
+	if (tb_ubuild_pending(u->builder) >= u->max_queued) {
+		/* the worker is behind (a host mapping thousands of new files at
+		 * once): no descriptor waits without bound; frame pointers here */
+		close(fd);
+		f->state = F_READY;
+		u->st.queue_full++;
 		return i + 1;
 	}
 	u->st.builds++;
@@ -699,6 +709,25 @@ static void add_vdso(struct tb_unwind *u)
 		u->files[u->vdso - 1].refs = 1;
 }
 
+/* The builds that may wait, each holding a descriptor: the soft descriptor
+ * limit raised to the hard one (the agent's own files need few), half of it,
+ * at most TB_UNWIND_MAX_QUEUED. */
+static uint32_t queue_bound(void)
+{
+	struct rlimit rl;
+	uint64_t half;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 64;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	half = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur / 2;
+	return half < TB_UNWIND_MAX_QUEUED ? (uint32_t)half : TB_UNWIND_MAX_QUEUED;
+}
+
 struct tb_unwind *tb_unwind_new(const struct tb_unwind_maps *maps, const struct tb_unwind_opts *o)
 {
 	struct tb_unwind *u = tb_calloc(1, sizeof(*u));
@@ -707,6 +736,7 @@ struct tb_unwind *tb_unwind_new(const struct tb_unwind_maps *maps, const struct 
 	u->maps = *maps;
 	u->o = *o;
 	u->next_id = FIRST_FILE_ID;
+	u->max_queued = queue_bound();
 	u->builder = tb_ubuild_start(o->threaded);
 	u->slots = tb_calloc(maps->max_files ? maps->max_files : 1, sizeof(*u->slots));
 	for (uint32_t s = maps->max_files; s > 1; s--)

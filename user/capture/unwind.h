@@ -39,6 +39,9 @@ struct tb_unwind_opts {
 #define TB_UNWIND_MAX_FILES 16384         /* files known at a time */
 #define TB_UNWIND_MAX_PROCS 8192          /* processes followed at a time */
 #define TB_UNWIND_GRANULE 512             /* rows are allocated in these units */
+#define TB_UNWIND_MAX_QUEUED 4096         /* files waiting for their build (each holds a
+					   * descriptor; at most half the descriptor limit,
+					   * raised to the hard one): past it, no table */
 
 struct tb_unwind_stats {
 	uint64_t files;           /* known now */
@@ -53,6 +56,7 @@ struct tb_unwind_stats {
 	uint64_t ranges_dropped;  /* executable mappings beyond TB_MAX_RANGES */
 	uint64_t open_failures;   /* mapped files that could not be opened */
 	uint64_t not_followed;    /* processes beyond TB_UNWIND_MAX_PROCS */
+	uint64_t queue_full;      /* files not built: TB_UNWIND_MAX_QUEUED were waiting */
 };
 
 struct tb_unwind;
