@@ -629,19 +629,35 @@ end_of_eval:
 """
 
 
+def crafted_dir(name):
+    """A new directory under TMP that uid 65534 can read."""
+    d = os.path.join(TMP, name)
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    return d
+
+
+def assemble(d, name, text):
+    """d/NAME.so from the assembly text (gcc -shared -nostdlib), readable by all."""
+    src, lib = os.path.join(d, name + ".s"), os.path.join(d, "lib%s.so" % name)
+    with open(src, "w") as f:
+        f.write(text)
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", lib, src], check=True)
+    os.chmod(lib, 0o755)
+    return lib
+
+
+def crafted_eval_overlap(d):
+    lib = assemble(d, "evil", EVAL_OVERLAP_S)
+    syms = subprocess.run(["readelf", "-Ws", lib], capture_output=True, text=True, check=True).stdout
+    assert syms.count("_PyEval_EvalFrameDefault") >= 5, "the crafted library lacks its symbols"
+    return lib
+
+
 def test_crafted_eval_symbols():
     """--native on a target (uid 65534) that maps a library whose five evaluator symbols all
     hold the evaluator's address: the capture ends normally with the target's samples."""
-    d = os.path.join(TMP, "evalsyms")
-    os.mkdir(d)
-    os.chmod(d, 0o755)
-    src, lib = os.path.join(d, "evil.s"), os.path.join(d, "libevil.so")
-    with open(src, "w") as f:
-        f.write(EVAL_OVERLAP_S)
-    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", lib, src], check=True)
-    syms = subprocess.run(["readelf", "-Ws", lib], capture_output=True, text=True, check=True).stdout
-    assert syms.count("_PyEval_EvalFrameDefault") >= 5, "the crafted library lacks its symbols"
-    os.chmod(lib, 0o755)
+    lib = crafted_eval_overlap(crafted_dir("evalsyms"))
     code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 6.0)
     target = subprocess.Popen(NOBODY + [PY, "-c", code])
     try:
@@ -692,21 +708,19 @@ bomb_b:
 """
 
 
+def crafted_cfi_bomb(d):
+    lib = assemble(d, "bomb", CFI_BOMB_S)
+    frames = subprocess.run(["readelf", "--debug-dump=frames", lib], capture_output=True, text=True).stdout
+    assert frames.count("DW_CFA_remember_state") >= 8000, "the crafted library lacks its CFI"
+    return lib
+
+
 def test_crafted_cfi_bounded():
     """--native on a target (uid 65534) that maps a library whose .eh_frame asks libdw for a
     register numbered 2^24 or 2^26 and thousands of remembered states: the file gets no table
     (one line says why), the capture ends on time with the target's samples, the agent stays
     small."""
-    d = os.path.join(TMP, "cfibomb")
-    os.mkdir(d)
-    os.chmod(d, 0o755)
-    src, lib = os.path.join(d, "bomb.s"), os.path.join(d, "libbomb.so")
-    with open(src, "w") as f:
-        f.write(CFI_BOMB_S)
-    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", lib, src], check=True)
-    frames = subprocess.run(["readelf", "--debug-dump=frames", lib], capture_output=True, text=True).stdout
-    assert frames.count("DW_CFA_remember_state") >= 8000, "the crafted library lacks its CFI"
-    os.chmod(lib, 0o755)
+    lib = crafted_cfi_bomb(crafted_dir("cfibomb"))
     code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 8.0)
     target = subprocess.Popen(NOBODY + [PY, "-c", code])
     try:
@@ -756,20 +770,30 @@ def many_symbols_elf(small, out, count, name):
         f.write(data)
 
 
+ONE_FUNCTION_S = """    .text
+    .globl f
+    .type f, @function
+f:
+    .cfi_startproc
+    ret
+    .cfi_endproc
+    .size f, 1
+    .section .note.GNU-stack,"",@progbits
+"""
+
+
+def crafted_many_symbols(d):
+    small, lib = assemble(d, "small", ONE_FUNCTION_S), os.path.join(d, "libmany.so")
+    many_symbols_elf(small, lib, 2000000, "F" * 473)
+    os.chmod(lib, 0o755)
+    return lib
+
+
 def test_many_symbol_names_bounded():
     """Issue 25, row 4: a 48 MB library whose .symtab names one address 2,000,000 times with a
     473-byte name, mapped executable by uid 65534: the agent keeps one name (not 946 MiB),
     stays small and ends on time."""
-    d = os.path.join(TMP, "manysyms")
-    os.mkdir(d)
-    os.chmod(d, 0o755)
-    src, small, lib = os.path.join(d, "f.s"), os.path.join(d, "small.so"), os.path.join(d, "libmany.so")
-    with open(src, "w") as f:
-        f.write("    .text\n    .globl f\n    .type f, @function\nf:\n    ret\n    .size f, 1\n"
-                "    .section .note.GNU-stack,\"\",@progbits\n")
-    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", small, src], check=True)
-    many_symbols_elf(small, lib, 2000000, "F" * 473)
-    os.chmod(lib, 0o755)
+    lib = crafted_many_symbols(crafted_dir("manysyms"))
     code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 12.0)
     target = subprocess.Popen(NOBODY + [PY, "-c", code])
     try:
@@ -788,18 +812,9 @@ def test_many_symbol_names_bounded():
     return "%.1f s, peak RSS %.0f MiB, CPU %.1f s (48 MB of symbols)" % (took, rss, cpu)
 
 
-def test_sparse_eh_frame_bounded():
-    """Issue 25, row 9: a library whose .eh_frame claims 900 MiB in a sparse file (a few KB on
-    disk), mapped executable by uid 65534: the section is not read (one line), the agent stays
-    small and ends on time."""
-    d = os.path.join(TMP, "sparse")
-    os.mkdir(d)
-    os.chmod(d, 0o755)
-    src, lib = os.path.join(d, "f.s"), os.path.join(d, "libsparse.so")
-    with open(src, "w") as f:
-        f.write("    .text\n    .globl f\n    .type f, @function\nf:\n    .cfi_startproc\n    ret\n"
-                "    .cfi_endproc\n    .size f, 1\n    .section .note.GNU-stack,\"\",@progbits\n")
-    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", lib, src], check=True)
+def crafted_sparse(d):
+    """A library whose .eh_frame claims 900 MiB at the end of a sparse file."""
+    lib = assemble(d, "sparse", ONE_FUNCTION_S)
     data = bytearray(open(lib, "rb").read())
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
@@ -816,6 +831,14 @@ def test_sparse_eh_frame_bounded():
         f.write(data)
         f.truncate(end)                                   # sparse: nothing written there
     os.chmod(lib, 0o755)
+    return lib
+
+
+def test_sparse_eh_frame_bounded():
+    """Issue 25, row 9: a library whose .eh_frame claims 900 MiB in a sparse file (a few KB on
+    disk), mapped executable by uid 65534: the section is not read (one line), the agent stays
+    small and ends on time."""
+    lib = crafted_sparse(crafted_dir("sparse"))
     code = "import mmap, os\nfd = os.open(%r, os.O_RDONLY)\nm = mmap.mmap(fd, 4096, prot=mmap.PROT_READ | " \
            "mmap.PROT_EXEC)\n%s" % (lib, SPIN % 8.0)
     target = subprocess.Popen(NOBODY + [PY, "-c", code])
@@ -883,6 +906,64 @@ def test_many_mappings_reread_bounded():
     assert took < 6 + 3, "-d 6 took %.1f s" % took
     assert secs <= 0.12 * took + 0.1, "%d rereads took %.2f s of a %.1f s capture" % (n, secs, took)
     return "%d mappings: %d rereads in %.2f s of a %.1f s capture" % (nmaps, n, secs, took)
+
+
+def test_all_crafted_at_once():
+    """Issue 25's end-to-end check: on a host where one process of uid 65534 maps every crafted
+    file at once (five evaluator symbols, the CFI bombs, 2,000,000 symbol names, a 900 MiB sparse
+    .eh_frame) and another has ~60,000 mappings, `--native --all-python -d 4` ends on time,
+    writes every output, stays under 300 MiB, and profiles a third, ordinary process normally:
+    its C chain (tests/native/chain.c, no frame pointers) whole under its Python caller."""
+    d = crafted_dir("all")
+    libs = [crafted_eval_overlap(d), crafted_cfi_bomb(d), crafted_many_symbols(d)]
+    sparse = crafted_sparse(d)
+    chain = os.path.join(d, "libchain.so")
+    subprocess.run(["cc", "-O2", "-fomit-frame-pointer", "-shared", "-fPIC", "-o", chain,
+                    os.path.join(ROOT, "tests", "native", "chain.c")], check=True)
+    os.chmod(chain, 0o755)
+    mapper = "import ctypes, mmap, os\n" + "".join("ctypes.CDLL(%r)\n" % l for l in libs) + \
+        "fd = os.open(%r, os.O_RDONLY)\nm = mmap.mmap(fd, 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)\n" % sparse + \
+        SPIN % 40.0
+    procs = [subprocess.Popen(NOBODY + [PY, "-c", mapper])]
+    procs.append(subprocess.Popen(NOBODY + [PY, "-c", MANY_MAPS, "1200", "60000", "40"], stdout=subprocess.PIPE,
+                                  text=True))
+    try:
+        assert procs[1].stdout.readline().strip() == "ready", "the many-mappings process did not start"
+        wait_started(procs[0], 0.5)
+        out = os.path.join(TMP, "all")
+        outs = [out + ext for ext in (".folded", ".json", ".tbp", ".html")]
+        args = ["--native", "--all-python", "-d", "4", "-r", "499"]
+        for o in outs:
+            args += ["-o", o]
+        ordinary = subprocess.Popen([PY, os.path.join(ROOT, "tests", "native", "workload.py"), "chain", "8"],
+                                    env=dict(os.environ, TB_CHAIN_LIB=chain))
+        procs.append(ordinary)
+        t0 = time.time()
+        rc, rss, cpu, err = agent_max_rss_mb(args)
+        took = time.time() - t0
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    assert took < 4 + 2, "-d 4 took %.1f s" % took
+    assert rss < 300, "agent peak RSS %.0f MiB" % rss
+    for o in outs:
+        assert os.path.getsize(o) > 0, "%s is empty" % o
+    whole = under = 0
+    for frames, n in tb.Folded(outs[0]).stacks:
+        if not frames[0].endswith("(pid %d)" % ordinary.pid):
+            continue
+        names = [tb.Folded.func(f) for f in frames]
+        if "call_chain" in names:
+            under += n
+            # the library's own frames below the Python caller (ctypes' and libffi's between)
+            below = [f.split(" ")[0] for f in frames[names.index("call_chain") + 1:] if "(libchain.so" in f]
+            whole += n if below[:3] == ["chain_a", "chain_b", "chain_c"] else 0
+    assert under >= 100, "only %d samples of the ordinary process in call_chain" % under
+    assert whole >= 0.9 * under, "its C chain whole in %d of %d samples" % (whole, under)
+    return "%.1f s, peak RSS %.0f MiB, CPU %.1f s; the ordinary process's chain whole in %d of %d" % (
+        took, rss, cpu, whole, under)
 
 
 # ---- signals ------------------------------------------------------------------------
