@@ -319,7 +319,7 @@ static uint32_t file_new(struct tb_unwind *u, const struct file_key *k, int fd, 
 		return i + 1;
 	}
 	u->st.builds++;
-	tb_ubuild_submit(u->builder, i, f->id, fd, f->module);
+	tb_ubuild_submit(u->builder, i, f->id, fd, f->module, f->key.size);
 	return i + 1;
 }
 

@@ -3,7 +3,8 @@
  * the target would open it); the thread reads it with libelf (pread, no
  * mmap), builds the table (proc/cfi.c, bounded in rows and CPU time), the
  * evaluator ranges (cpython/evalrange.c) and the symbols
- * (proc/nativesym.c), and queues the result.  Two queues under one mutex;
+ * (proc/nativesym.c), and queues the result.  The smallest waiting file is
+ * built first.  Two queues under one mutex;
  * the thread never touches the registry.  Stopping it drops the queued jobs
  * and cancels the table being built at its next row: the end of a capture
  * waits for no file. */
@@ -22,6 +23,7 @@ struct job {
 	uint64_t id;
 	int fd;
 	char module[TB_NSYM_MODULE];
+	uint64_t size;
 };
 
 struct tb_ubuild {
@@ -87,6 +89,23 @@ static void finish(struct tb_ubuild *b, struct tb_ubuild_result *r)
 	b->done[b->ndone++] = r;
 }
 
+/* The smallest waiting file to the head of the queue (a scan: the queue is
+ * bounded, TB_UNWIND_MAX_QUEUED); equal sizes in the order they came. */
+static void take_smallest(struct tb_ubuild *b)
+{
+	uint32_t best = b->head;
+	struct job t;
+
+	for (uint32_t i = b->head + 1; i < b->njobs; i++)
+		if (b->jobs[i].size < b->jobs[best].size)
+			best = i;
+	if (best == b->head)
+		return;
+	t = b->jobs[best];
+	memmove(&b->jobs[b->head + 1], &b->jobs[b->head], (size_t)(best - b->head) * sizeof(t));
+	b->jobs[b->head] = t;
+}
+
 static void *worker(void *arg)
 {
 	struct tb_ubuild *b = arg;
@@ -100,6 +119,7 @@ static void *worker(void *arg)
 			pthread_cond_wait(&b->wake, &b->lock);
 		if (b->stop)
 			break;
+		take_smallest(b);
 		j = b->jobs[b->head++];
 		b->busy = 1;
 		pthread_mutex_unlock(&b->lock);
@@ -126,9 +146,10 @@ struct tb_ubuild *tb_ubuild_start(int threaded)
 	return b;
 }
 
-void tb_ubuild_submit(struct tb_ubuild *b, uint32_t file, uint64_t id, int fd, const char *module)
+void tb_ubuild_submit(struct tb_ubuild *b, uint32_t file, uint64_t id, int fd, const char *module,
+		      uint64_t size)
 {
-	struct job j = { file, id, fd, "" };
+	struct job j = { file, id, fd, "", size };
 
 	snprintf(j.module, sizeof(j.module), "%s", module);
 	if (!b->threaded) {
