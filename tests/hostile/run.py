@@ -647,6 +647,23 @@ def assemble(d, name, text):
     return lib
 
 
+def native_capture_mapping(code, name, settle=0.8, seconds=3):
+    """Run code (it maps crafted files, then spins) as uid 65534 and capture it with --native
+    -d seconds: (exit code, peak RSS MiB, CPU s, stderr, wall s, the .folded path)."""
+    target = subprocess.Popen(NOBODY + [PY, "-c", code])
+    try:
+        wait_started(target, settle)
+        out = os.path.join(TMP, name + ".folded")
+        t0 = time.time()
+        rc, rss, cpu, err = agent_max_rss_mb(["--native", "-p", str(target.pid), "-d", str(seconds), "-o", out])
+        took = time.time() - t0
+    finally:
+        target.kill()
+        target.wait()
+    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    return rc, rss, cpu, err, took, out
+
+
 def crafted_eval_overlap(d):
     lib = assemble(d, "evil", EVAL_OVERLAP_S)
     syms = subprocess.run(["readelf", "-Ws", lib], capture_output=True, text=True, check=True).stdout
@@ -658,19 +675,10 @@ def test_crafted_eval_symbols():
     """--native on a target (uid 65534) that maps a library whose five evaluator symbols all
     hold the evaluator's address: the capture ends normally with the target's samples."""
     lib = crafted_eval_overlap(crafted_dir("evalsyms"))
-    code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 6.0)
-    target = subprocess.Popen(NOBODY + [PY, "-c", code])
-    try:
-        wait_started(target, 0.8)
-        out = os.path.join(TMP, "evalsyms.folded")
-        r = agent(["-q", "--native", "-p", str(target.pid), "-d", "2", "-o", out], timeout=60)
-        no_crash(r, "capture")
-        assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-300:])
-        fold = tb.Folded(out)
-        assert fold.total() > 50, "only %d samples" % fold.total()
-    finally:
-        target.kill()
-        target.wait()
+    out = native_capture_mapping("import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 6.0), "evalsyms",
+                                 seconds=2)[5]
+    fold = tb.Folded(out)
+    assert fold.total() > 50, "only %d samples" % fold.total()
     return "%d samples of a target mapping 5 overlapping evaluator symbols" % fold.total()
 
 
@@ -721,18 +729,8 @@ def test_crafted_cfi_bounded():
     (one line says why), the capture ends on time with the target's samples, the agent stays
     small."""
     lib = crafted_cfi_bomb(crafted_dir("cfibomb"))
-    code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 8.0)
-    target = subprocess.Popen(NOBODY + [PY, "-c", code])
-    try:
-        wait_started(target, 0.8)
-        out = os.path.join(TMP, "cfibomb.folded")
-        t0 = time.time()
-        rc, rss, _, err = agent_max_rss_mb(["--native", "-p", str(target.pid), "-d", "3", "-o", out])
-        took = time.time() - t0
-    finally:
-        target.kill()
-        target.wait()
-    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    _, rss, _, err, took, out = native_capture_mapping(
+        "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 8.0), "cfibomb")
     assert took < 3 + 2, "-d 3 took %.1f s" % took
     assert rss < 300, "agent peak RSS %.0f MiB" % rss
     said = [l for l in err.splitlines() if "libbomb" in l or "call-frame program" in l]
@@ -794,18 +792,8 @@ def test_many_symbol_names_bounded():
     473-byte name, mapped executable by uid 65534: the agent keeps one name (not 946 MiB),
     stays small and ends on time."""
     lib = crafted_many_symbols(crafted_dir("manysyms"))
-    code = "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 12.0)
-    target = subprocess.Popen(NOBODY + [PY, "-c", code])
-    try:
-        wait_started(target, 1.5)
-        out = os.path.join(TMP, "manysyms.folded")
-        t0 = time.time()
-        rc, rss, cpu, err = agent_max_rss_mb(["--native", "-p", str(target.pid), "-d", "3", "-o", out])
-        took = time.time() - t0
-    finally:
-        target.kill()
-        target.wait()
-    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    _, rss, cpu, err, took, out = native_capture_mapping(
+        "import ctypes\nctypes.CDLL(%r)\n%s" % (lib, SPIN % 12.0), "manysyms", settle=1.5)
     assert took < 3 + 3, "-d 3 took %.1f s" % took
     assert rss < 300, "agent peak RSS %.0f MiB" % rss
     assert tb.Folded(out).total() > 100, "too few samples"
@@ -841,17 +829,7 @@ def test_sparse_eh_frame_bounded():
     lib = crafted_sparse(crafted_dir("sparse"))
     code = "import mmap, os\nfd = os.open(%r, os.O_RDONLY)\nm = mmap.mmap(fd, 4096, prot=mmap.PROT_READ | " \
            "mmap.PROT_EXEC)\n%s" % (lib, SPIN % 8.0)
-    target = subprocess.Popen(NOBODY + [PY, "-c", code])
-    try:
-        wait_started(target, 0.8)
-        t0 = time.time()
-        rc, rss, cpu, err = agent_max_rss_mb(["--native", "-p", str(target.pid), "-d", "3", "-o",
-                                              os.path.join(TMP, "sparse.folded")])
-        took = time.time() - t0
-    finally:
-        target.kill()
-        target.wait()
-    assert rc == 0, "exit %d: %s" % (rc, err[-300:])
+    _, rss, cpu, err, took, _ = native_capture_mapping(code, "sparse")
     assert took < 3 + 2, "-d 3 took %.1f s" % took
     assert rss < 200, "agent peak RSS %.0f MiB" % rss
     said = [l for l in err.splitlines() if "larger than 64 MiB" in l]

@@ -181,16 +181,9 @@ static int cfa_program_ok(const uint8_t *p, const uint8_t *end, uint8_t enc)
 			if (read_encoded(enc & 0x0f, &p, end, NULL, &v))
 				return 0;
 			continue;
-		case DW_CFA_advance_loc1:
-			if (read_fixed(&p, end, 1, 0, &v))
-				return 0;
-			continue;
-		case DW_CFA_advance_loc2:
-			if (read_fixed(&p, end, 2, 0, &v))
-				return 0;
-			continue;
-		case DW_CFA_advance_loc4:
-			if (read_fixed(&p, end, 4, 0, &v))
+		case DW_CFA_advance_loc1: case DW_CFA_advance_loc2: case DW_CFA_advance_loc4:
+			/* a delta of 1, 2 or 4 bytes */
+			if (read_fixed(&p, end, op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4, 0, &v))
 				return 0;
 			continue;
 		case DW_CFA_remember_state:
