@@ -314,6 +314,16 @@ static void expect_error(const struct eh *e, const struct tb_cfi_limits *lim, co
 	assert_null(c.fdes);
 }
 
+static void expect_ok(const struct eh *e)
+{
+	struct tb_cfi c;
+	char err[256] = "";
+
+	if (build(e, &c, NULL, err, sizeof(err)))
+		fail_msg("error \"%s\", want a table", err);
+	tb_cfi_free(&c);
+}
+
 static void test_truncated_entry(void **state)
 {
 	struct eh e = { .n = 0 };
@@ -346,9 +356,11 @@ static void test_cyclic_cie_pointer(void **state)
 static void test_limits(void **state)
 {
 	static struct eh e;
-	struct tb_cfi_limits fdes = { TB_CFI_MAX_ROWS, 1000, TB_CFI_MAX_NS };
-	struct tb_cfi_limits rows = { 100, TB_CFI_MAX_FDES, TB_CFI_MAX_NS };
-	struct tb_cfi_limits time = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, 0 };
+	static const int yes = 1;
+	struct tb_cfi_limits fdes = { TB_CFI_MAX_ROWS, 1000, TB_CFI_MAX_NS, NULL };
+	struct tb_cfi_limits rows = { 100, TB_CFI_MAX_FDES, TB_CFI_MAX_NS, NULL };
+	struct tb_cfi_limits time = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, 0, NULL };
+	struct tb_cfi_limits cancelled = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS, &yes };
 	static const uint8_t ins[] = { 0x41, 0x0e, 16, 0x41, 0x0e, 8 };
 	size_t ci;
 
@@ -360,6 +372,65 @@ static void test_limits(void **state)
 	expect_error(&e, &fdes, "too many .eh_frame entries");
 	expect_error(&e, &rows, "too many rows");
 	expect_error(&e, &time, "took too long");
+	expect_error(&e, &cancelled, "cancelled");
+}
+
+/* A call-frame program is read before libdw runs it: a register past 127,
+ * remember_state nested past 64, an expression past 1 KiB refuse the table;
+ * at the bounds it builds. */
+static void test_program_bounds(void **state)
+{
+	static struct eh e;
+	static uint8_t ins[2048];
+	size_t ci, n;
+
+	(void)state;
+	/* DW_CFA_undefined r127 (ULEB 0x7f): accepted; r128 (0x80 0x01), r2^24: refused */
+	e.n = 0;
+	ci = cie(&e, 0);
+	fde(&e, ci, 0x1000, 8, (const uint8_t[]){ 0x07, 0x7f }, 2);
+	expect_ok(&e);
+	e.n = 0;
+	ci = cie(&e, 0);
+	fde(&e, ci, 0x1000, 8, (const uint8_t[]){ 0x07, 0x80, 0x01 }, 3);
+	expect_error(&e, NULL, "call-frame program is beyond the bounds");
+	e.n = 0;
+	ci = cie(&e, 0);
+	fde(&e, ci, 0x1000, 8, (const uint8_t[]){ 0x07, 0x80, 0x80, 0x80, 0x08 }, 5);
+	expect_error(&e, NULL, "call-frame program is beyond the bounds");
+	/* 64 remember_state (0x0a) nested: accepted; 65: refused; 8000 remember/restore pairs: fine */
+	for (int depth = 64; depth <= 65; depth++) {
+		memset(ins, 0x0a, (size_t)depth);
+		e.n = 0;
+		ci = cie(&e, 0);
+		fde(&e, ci, 0x1000, 8, ins, (size_t)depth);
+		if (depth == 64)
+			expect_ok(&e);
+		else
+			expect_error(&e, NULL, "call-frame program is beyond the bounds");
+	}
+	for (n = 0; n + 2 <= 1000; n += 2) {
+		ins[n] = 0x0a;
+		ins[n + 1] = 0x0b;
+	}
+	e.n = 0;
+	ci = cie(&e, 0);
+	fde(&e, ci, 0x1000, 8, ins, n);
+	expect_ok(&e);
+	/* DW_CFA_def_cfa_expression (0x0f) of 1025 bytes (ULEB 0x81 0x08): refused */
+	ins[0] = 0x0f;
+	ins[1] = 0x81;
+	ins[2] = 0x08;
+	memset(ins + 3, 0x96, 1025);    /* DW_OP_nop */
+	e.n = 0;
+	ci = cie(&e, 0);
+	fde(&e, ci, 0x1000, 8, ins, 3 + 1025);
+	expect_error(&e, NULL, "call-frame program is beyond the bounds");
+	/* an opcode no DWARF version has (0x3f): refused */
+	e.n = 0;
+	ci = cie(&e, 0);
+	fde(&e, ci, 0x1000, 8, (const uint8_t[]){ 0x3f }, 1);
+	expect_error(&e, NULL, "call-frame program is beyond the bounds");
 }
 
 static void test_not_usable(void **state)
@@ -697,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_entry),
 		cmocka_unit_test(test_cyclic_cie_pointer),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_program_bounds),
 		cmocka_unit_test(test_not_usable),
 		cmocka_unit_test(test_random_corruption),
 		cmocka_unit_test(test_lying_eh_frame_hdr),
