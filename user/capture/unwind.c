@@ -185,6 +185,13 @@ static struct ufile *file_find(struct tb_unwind *u, const struct file_key *k)
 	return i == TB_HMAP_NONE ? NULL : &u->files[i];
 }
 
+/* What a file's symbols take: names and entries. */
+static uint64_t sym_bytes(const struct tb_nsym_file *s)
+{
+	return (uint64_t)s->names_cap + (uint64_t)s->nsyms * sizeof(*s->syms) +
+	       (uint64_t)s->nfdes * sizeof(*s->fdes);
+}
+
 /* Undo an install: descriptor cleared, rows and slot freed, the record free. */
 static void file_evict(struct tb_unwind *u, struct ufile *f)
 {
@@ -199,8 +206,10 @@ static void file_evict(struct tb_unwind *u, struct ufile *f)
 		u->st.rows_used -= (uint64_t)f->granules * TB_UNWIND_GRANULE;
 		u->st.tables--;
 	}
-	if (f->syms)
+	if (f->syms) {
+		u->st.sym_bytes -= sym_bytes(f->syms);
 		tb_nsym_free(f->syms);
+	}
 	free(f->syms);
 	memset(f, 0, sizeof(*f));
 	f->next_free = u->free_files;
@@ -605,8 +614,16 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 	if (r->syms.cut && !u->o.quiet)
 		tb_termsafe_line(stderr, "tachyon-bpf: native names: symbols past the budget (64 MiB of names or "
 				 "2 s of CPU), the rest unnamed: ", r->syms.module);
+	if (u->st.sym_bytes + sym_bytes(&r->syms) > TB_UNWIND_MAX_SYM_BYTES) {
+		/* the files' names together are over the budget: this one keeps none */
+		if (!u->st.syms_dropped++ && !u->o.quiet)
+			tb_termsafe_line(stderr, "tachyon-bpf: native names: the symbols of all files kept are "
+					 "over 512 MiB: this file's and later ones' functions unnamed: ", r->syms.module);
+		tb_nsym_free(&r->syms);
+	}
 	f->syms = tb_calloc(1, sizeof(*f->syms));
 	*f->syms = r->syms;
+	u->st.sym_bytes += sym_bytes(f->syms);
 	memset(&r->syms, 0, sizeof(r->syms));
 	d.base = r->cfi.base;
 	d.neval = r->eval.n < TB_MAX_EVAL ? r->eval.n : TB_MAX_EVAL;

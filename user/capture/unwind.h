@@ -39,6 +39,8 @@ struct tb_unwind_opts {
 #define TB_UNWIND_MAX_FILES 16384         /* files known at a time */
 #define TB_UNWIND_MAX_PROCS 8192          /* processes followed at a time */
 #define TB_UNWIND_GRANULE 512             /* rows are allocated in these units */
+#define TB_UNWIND_MAX_SYM_BYTES (512ull << 20) /* symbols (names, entries) of all files
+					   * kept at once: past it a file keeps none */
 #define TB_UNWIND_MAX_QUEUED 4096         /* files waiting for their build (each holds a
 					   * descriptor; at most half the descriptor limit,
 					   * raised to the hard one): past it, no table */
@@ -57,6 +59,8 @@ struct tb_unwind_stats {
 	uint64_t open_failures;   /* mapped files that could not be opened */
 	uint64_t not_followed;    /* processes beyond TB_UNWIND_MAX_PROCS */
 	uint64_t queue_full;      /* files not built: TB_UNWIND_MAX_QUEUED were waiting */
+	uint64_t sym_bytes;       /* symbols kept, bytes (names and entries) */
+	uint64_t syms_dropped;    /* files whose symbols went past TB_UNWIND_MAX_SYM_BYTES */
 };
 
 struct tb_unwind;

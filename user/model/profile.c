@@ -281,11 +281,17 @@ static uint32_t thread_name(struct tb_profile *p, uint32_t pid, uint32_t tid)
 #define NAMES_EVERY_NS (100ull * 1000 * 1000)
 
 /* threading.Thread names of a running process's threads, by their ident. */
+/* Reads after a new thread appeared that may leave a thread without its
+ * Python name (a thread sampled before threading registered it), each on
+ * the agent's next round: the name comes while the thread runs, not only at
+ * the end, when a short-lived process may be gone. */
+#define NAME_RETRIES 10
+
 static void read_python_names(struct tb_profile *p, struct tb_pinfo *pi)
 {
 	const struct tb_target *t = &pi->live->target;
 	struct tb_pyname names[256];
-	int n = tb_python_thread_names(t->pid, &t->layout, t->runtime_addr, names, 256);
+	int n = tb_python_thread_names(t->pid, &t->layout, t->runtime_addr, names, 256), unnamed = 0;
 
 	for (uint32_t i = pi->last_thread; i; i = p->threads[i - 1].prev_in_proc) {
 		struct tb_tinfo *ti = &p->threads[i - 1];
@@ -297,6 +303,11 @@ static void read_python_names(struct tb_profile *p, struct tb_pinfo *pi)
 				ti->name = tb_strtab_intern(&p->strs, names[k].name);
 				ti->python_name = 1;
 			}
+		unnamed |= !ti->python_name;
+	}
+	if (unnamed && pi->live->name_retries < NAME_RETRIES) {
+		pi->live->name_retries++;
+		pi->live->names_pending = 1;
 	}
 }
 
@@ -384,6 +395,7 @@ static uint32_t find_thread(struct tb_profile *p, struct tb_pinfo *pi, const str
 		t->name = t->comm = thread_name(p, h->pid, h->tid);
 	if (!t->ident || t->python_name)
 		return i;
+	pi->live->name_retries = 0;
 	if (h->time_ns - pi->live->names_at > NAMES_EVERY_NS) {
 		pi->live->names_at = h->time_ns;
 		read_python_names(p, pi);

@@ -34,7 +34,8 @@ _Static_assert(TB_NATIVE_STOPS == TB_NS_MAX - 1, "a count per native stop reason
 struct tb_plive {
 	struct tb_target target;
 	uint64_t names_at;        /* when its Python thread names were last read */
-	int names_pending;        /* a thread appeared since */
+	int names_pending;        /* a thread appeared since, or one was still unnamed */
+	int name_retries;         /* reads since the last new thread that left one unnamed */
 	uint32_t parent_pid;      /* fork()ed from this process (0: not a fork child) */
 	uint32_t parent_serial;   /* ... whose record had this serial (not a reused pid) */
 };

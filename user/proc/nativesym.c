@@ -3,15 +3,18 @@
  * .rela.plt), sorted, one per address (aliases: global before weak before
  * local, then the fewest leading underscores, the shortest, the first in
  * byte order).  Every count and size is bounded; names are cut at
- * TB_NSYM_MAX_NAME bytes, at most TB_NSYM_MAX_NAME_BYTES of them are read per
- * file, and only the names of the symbols kept stay (a file may name one
- * address millions of times); reading stops at TB_NSYM_MAX_NS of CPU. */
+ * TB_NSYM_MAX_NAME bytes, kept once each as they are read (a file may repeat
+ * one name millions of times), at most TB_NSYM_MAX_NAME_BYTES of them per
+ * file, and only the names of the symbols kept stay; reading stops at
+ * TB_NSYM_MAX_NS of CPU. */
 #define _GNU_SOURCE
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "lib/hash.h"
+#include "lib/hashmap.h"
 #include "lib/mem.h"
 #include "proc/elfsym.h"
 #include "proc/nativesym.h"
@@ -19,10 +22,38 @@
 #define PLT_SLOT 16             /* bytes per x86-64 PLT entry */
 #define RANK_PLT 3
 
-static uint32_t add_name(struct tb_nsym_file *f, const char *s, const char *suffix)
+/* While a file is read: its symbols array's room, the start's CPU time, and
+ * each distinct name once (index: the names' offsets in f->names, at[]). */
+struct loader {
+	struct tb_nsym_file *f;
+	uint32_t cap;
+	uint64_t cpu0;
+	struct tb_hmap index;
+	uint32_t *at, nat, capat;
+	char cand[TB_NSYM_MAX_NAME];   /* the name being looked up */
+};
+
+static int same_name(const void *ctx, uint32_t i)
 {
+	const struct loader *ld = ctx;
+
+	return !strcmp(ld->f->names + ld->at[i], ld->cand);
+}
+
+/* The offset of name s + suffix in f->names: the one kept already, or a new copy. */
+static uint32_t add_name(struct loader *ld, const char *s, const char *suffix)
+{
+	struct tb_nsym_file *f = ld->f;
 	size_t len = strnlen(s, TB_NSYM_MAX_NAME - 16), slen = strlen(suffix);
-	uint32_t at = (uint32_t)f->names_len;
+	uint32_t at = (uint32_t)f->names_len, i;
+
+	memcpy(ld->cand, s, len);
+	memcpy(ld->cand + len, suffix, slen + 1);
+	i = tb_hmap_intern(&ld->index, tb_hash(ld->cand, len + slen), ld->nat, same_name, ld);
+	if (i != ld->nat)
+		return ld->at[i];
+	ld->at = tb_grow(ld->at, &ld->capat, ld->nat + 1, sizeof(*ld->at), 1024);
+	ld->at[ld->nat++] = at;
 
 	if (f->names_len + len + slen + 1 > f->names_cap) {
 		size_t cap = f->names_cap ? f->names_cap : 4096;
@@ -50,27 +81,31 @@ static uint64_t thread_cpu_ns(void)
 
 /* May more symbols be read: within the name bytes and, checked every 4,096
  * symbols, the CPU time (f->cut says which ran out)? */
-static int within_budget(struct tb_nsym_file *f, uint64_t cpu0)
+static int within_budget(struct loader *ld)
 {
+	struct tb_nsym_file *f = ld->f;
+
 	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || f->names_len >= TB_NSYM_MAX_NAME_BYTES) {
 		f->cut = 1;
 		return 0;
 	}
-	if (!(f->nsyms & 4095) && f->nsyms && thread_cpu_ns() - cpu0 > TB_NSYM_MAX_NS) {
+	if (!(f->nsyms & 4095) && f->nsyms && thread_cpu_ns() - ld->cpu0 > TB_NSYM_MAX_NS) {
 		f->cut = 1;
 		return 0;
 	}
 	return 1;
 }
 
-static void add_sym(struct tb_nsym_file *f, uint32_t *cap, uint64_t start, uint64_t size,
-		    const char *name, const char *suffix, uint8_t rank)
+static void add_sym(struct loader *ld, uint64_t start, uint64_t size, const char *name, const char *suffix,
+		    uint8_t rank)
 {
+	struct tb_nsym_file *f = ld->f;
+
 	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || f->names_len >= TB_NSYM_MAX_NAME_BYTES || !name || !name[0] ||
 	    start + size < start)
 		return;
-	f->syms = tb_grow(f->syms, cap, f->nsyms + 1, sizeof(*f->syms), 256);
-	f->syms[f->nsyms++] = (struct tb_nsym){ start, start + size, add_name(f, name, suffix), rank };
+	f->syms = tb_grow(f->syms, &ld->cap, f->nsyms + 1, sizeof(*f->syms), 256);
+	f->syms[f->nsyms++] = (struct tb_nsym){ start, start + size, add_name(ld, name, suffix), rank };
 }
 
 static uint8_t bind_rank(const GElf_Sym *s)
@@ -86,9 +121,9 @@ static uint8_t bind_rank(const GElf_Sym *s)
 }
 
 /* The FUNC symbols of a symbol table section; how many were taken. */
-static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct tb_nsym_file *f,
-			    uint32_t *cap, uint64_t cpu0)
+static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct loader *ld)
 {
+	struct tb_nsym_file *f = ld->f;
 	Elf_Data *data;
 	uint32_t before = f->nsyms;
 	size_t n;
@@ -97,7 +132,7 @@ static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct 
 	    !tb_elf_data(elf, elf_getscn(elf, sh->sh_link)))
 		return 0;
 	n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < n && within_budget(f, cpu0); i++) {
+	for (size_t i = 0; i < n && within_budget(ld); i++) {
 		GElf_Sym sym;
 		int type;
 
@@ -106,7 +141,7 @@ static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct 
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
-		add_sym(f, cap, sym.st_value, sym.st_size, elf_strptr(elf, sh->sh_link, sym.st_name), "",
+		add_sym(ld, sym.st_value, sym.st_size, elf_strptr(elf, sh->sh_link, sym.st_name), "",
 			bind_rank(&sym));
 	}
 	return f->nsyms - before;
@@ -114,8 +149,9 @@ static uint32_t read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct 
 
 /* PLT slots: relocation i of .rela.plt jumps through .plt.sec slot i (IBT
  * builds) or .plt slot i + 1 (slot 0 is the resolver's). */
-static void read_plt(Elf *elf, struct tb_nsym_file *f, uint32_t *cap, uint64_t cpu0)
+static void read_plt(Elf *elf, struct loader *ld)
 {
+	struct tb_nsym_file *f = ld->f;
 	GElf_Shdr rsh, psh, dsh;
 	Elf_Scn *rel = tb_elf_scn(elf, ".rela.plt", &rsh), *plt, *dyn;
 	Elf_Data *rdata, *ddata;
@@ -135,7 +171,7 @@ static void read_plt(Elf *elf, struct tb_nsym_file *f, uint32_t *cap, uint64_t c
 		return;
 	n = rsh.sh_size / rsh.sh_entsize;
 	for (size_t i = 0; i < n && first + PLT_SLOT * (i + 1) <= psh.sh_addr + psh.sh_size &&
-	     within_budget(f, cpu0); i++) {
+	     within_budget(ld); i++) {
 		GElf_Rela r;
 		GElf_Sym sym;
 		size_t k;
@@ -143,7 +179,7 @@ static void read_plt(Elf *elf, struct tb_nsym_file *f, uint32_t *cap, uint64_t c
 		if (!gelf_getrela(rdata, (int)i, &r) || !(k = GELF_R_SYM(r.r_info)) ||
 		    !gelf_getsym(ddata, (int)k, &sym))
 			continue;
-		add_sym(f, cap, first + PLT_SLOT * i, PLT_SLOT, elf_strptr(elf, dsh.sh_link, sym.st_name),
+		add_sym(ld, first + PLT_SLOT * i, PLT_SLOT, elf_strptr(elf, dsh.sh_link, sym.st_name),
 			"@plt", RANK_PLT);
 		f->nplt++;
 	}
@@ -207,8 +243,8 @@ int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err
 		Elf64_Word type;
 		uint32_t source;
 	} tables[] = { { SHT_SYMTAB, TB_NSYM_SYMTAB }, { SHT_DYNSYM, TB_NSYM_DYNSYM } };
-	uint32_t cap = 0, keep = 0;
-	uint64_t cpu0 = thread_cpu_ns();
+	struct loader ld = { .f = f, .cpu0 = thread_cpu_ns() };
+	uint32_t keep = 0;
 	size_t shnum;
 
 	memset(f, 0, sizeof(*f));
@@ -224,11 +260,13 @@ int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err
 			GElf_Shdr sh;
 
 			if (gelf_getshdr(scn, &sh) && sh.sh_type == tables[t].type &&
-			    read_symtab(elf, scn, &sh, f, &cap, cpu0))
+			    read_symtab(elf, scn, &sh, &ld))
 				f->source = tables[t].source;
 		}
 	}
-	read_plt(elf, f, &cap, cpu0);
+	read_plt(elf, &ld);
+	tb_hmap_free(&ld.index);
+	free(ld.at);
 	if (f->nsyms)
 		qsort_r(f->syms, f->nsyms, sizeof(*f->syms), by_start_then_rank, f->names);
 	for (uint32_t i = 0; i < f->nsyms; i++)
