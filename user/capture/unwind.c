@@ -612,8 +612,8 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 			tb_termsafe_line(stderr, "tachyon-bpf: native frames by frame pointer: ", r->err);
 	}
 	if (r->syms.cut && !u->o.quiet)
-		tb_termsafe_line(stderr, "tachyon-bpf: native names: symbols past the budget (64 MiB of names or "
-				 "2 s of CPU), the rest unnamed: ", r->syms.module);
+		tb_termsafe_line(stderr, "tachyon-bpf: native names: symbols past the budget (64 MiB of names, "
+				 "65,536 repeated names or 2 s of CPU), the rest unnamed: ", r->syms.module);
 	if (u->st.sym_bytes + sym_bytes(&r->syms) > TB_UNWIND_MAX_SYM_BYTES) {
 		/* the files' names together are over the budget: this one keeps none */
 		if (!u->st.syms_dropped++ && !u->o.quiet)

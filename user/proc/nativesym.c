@@ -6,7 +6,7 @@
  * TB_NSYM_MAX_NAME bytes, kept once each as they are read (a file may repeat
  * one name millions of times), at most TB_NSYM_MAX_NAME_BYTES of them per
  * file, and only the names of the symbols kept stay; reading stops at
- * TB_NSYM_MAX_NS of CPU. */
+ * TB_NSYM_MAX_NS of CPU or TB_NSYM_MAX_REPEATS names seen again. */
 #define _GNU_SOURCE
 #include <gelf.h>
 #include <stdio.h>
@@ -30,6 +30,7 @@ struct loader {
 	uint64_t cpu0;
 	struct tb_hmap index;
 	uint32_t *at, nat, capat;
+	uint32_t repeats;              /* names found kept already */
 	char cand[TB_NSYM_MAX_NAME];   /* the name being looked up */
 };
 
@@ -50,8 +51,10 @@ static uint32_t add_name(struct loader *ld, const char *s, const char *suffix)
 	memcpy(ld->cand, s, len);
 	memcpy(ld->cand + len, suffix, slen + 1);
 	i = tb_hmap_intern(&ld->index, tb_hash(ld->cand, len + slen), ld->nat, same_name, ld);
-	if (i != ld->nat)
+	if (i != ld->nat) {
+		ld->repeats++;
 		return ld->at[i];
+	}
 	ld->at = tb_grow(ld->at, &ld->capat, ld->nat + 1, sizeof(*ld->at), 1024);
 	ld->at[ld->nat++] = at;
 
@@ -85,7 +88,8 @@ static int within_budget(struct loader *ld)
 {
 	struct tb_nsym_file *f = ld->f;
 
-	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || f->names_len >= TB_NSYM_MAX_NAME_BYTES) {
+	if (f->nsyms >= TB_NSYM_MAX_SYMBOLS || f->names_len >= TB_NSYM_MAX_NAME_BYTES ||
+	    ld->repeats >= TB_NSYM_MAX_REPEATS) {
 		f->cut = 1;
 		return 0;
 	}

@@ -14,6 +14,8 @@
 #define TB_NSYM_MAX_NAME 512            /* longer names are cut */
 #define TB_NSYM_MAX_NAME_BYTES (64u << 20) /* name bytes read per file, at most */
 #define TB_NSYM_MAX_NS (2ull * 1000 * 1000 * 1000) /* CPU time reading a file's symbols, at most */
+#define TB_NSYM_MAX_REPEATS 65536       /* names seen again (one name a million times: a crafted
+					 * file) before reading stops */
 #define TB_NSYM_MODULE 64               /* bytes of the module name kept */
 
 enum tb_nsym_source { TB_NSYM_NONE, TB_NSYM_SYMTAB, TB_NSYM_DYNSYM };
