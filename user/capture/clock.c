@@ -1,14 +1,12 @@
 /* clock.c: monotonic time and the agent's CPU time (capture/clock.h). */
 #include <sys/resource.h>
 #include <time.h>
+#include "lib/clock.h"
 #include "capture/clock.h"
 
 uint64_t tb_mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock of bpf_ktime_get_ns() */
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return tb_clock_ns(CLOCK_MONOTONIC); /* the clock of bpf_ktime_get_ns() */
 }
 
 double tb_mono_s(void)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/clock.h"
 #include "lib/mem.h"
 #include "capture/unwind_build.h"
 
@@ -39,19 +40,11 @@ struct tb_ubuild {
 	uint32_t busy;                    /* a job is being built */
 };
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static struct tb_ubuild_result *build(const struct job *j, const int *cancel)
 {
 	const struct tb_cfi_limits lim = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS, cancel };
 	struct tb_ubuild_result *r = tb_calloc(1, sizeof(*r));
-	uint64_t t0 = thread_cpu_ns();
+	uint64_t t0 = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	char err[200];
 	Elf *elf;
 
@@ -79,7 +72,7 @@ out:
 	if (elf)
 		elf_end(elf);
 	close(j->fd);
-	r->cpu_ns = thread_cpu_ns() - t0;
+	r->cpu_ns = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return r;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "lib/clock.h"
 #include "lib/mem.h"
 #include "model/timeline.h"
 
@@ -23,26 +24,18 @@ void tb_timeline_free(struct tb_timeline *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void tb_timeline_start(struct tb_timeline *t, uint64_t mono_ns)
 {
 	uint64_t now;
 
 	if (t->on)
 		return;
-	now = clock_ns(CLOCK_MONOTONIC); /* once: a clock read per sample would cost more than the rest */
+	now = tb_clock_ns(CLOCK_MONOTONIC); /* once: a clock read per sample would cost more than the rest */
 	t->on = 1;
 	t->origin_ns = mono_ns;
 	t->width_ns = TB_TL_FIRST_NS;
 	/* the wall time of that instant: now, less the time since */
-	t->origin_unix_ns = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)(now > mono_ns ? now - mono_ns : 0);
+	t->origin_unix_ns = (int64_t)tb_clock_ns(CLOCK_REALTIME) - (int64_t)(now > mono_ns ? now - mono_ns : 0);
 }
 
 int tb_tcell_cmp(const void *a, const void *b)

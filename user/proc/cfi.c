@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "lib/clock.h"
 #include "lib/mem.h"
 #include "proc/cfi.h"
 #include "proc/elfsym.h"
@@ -56,14 +57,6 @@ struct builder {
 	uint64_t eh_addr;
 	struct cie_info cies[CIE_CACHE];
 };
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int fail(struct builder *b, const char *what)
 {
@@ -491,7 +484,7 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		bool signal;
 		struct tb_urow r;
 
-		if (now_ns(CLOCK_THREAD_CPUTIME_ID) - b->cpu0 > b->lim.max_ns)
+		if (tb_clock_ns(CLOCK_THREAD_CPUTIME_ID) - b->cpu0 > b->lim.max_ns)
 			return fail(b, "took too long");
 		if (b->lim.cancel && __atomic_load_n(b->lim.cancel, __ATOMIC_RELAXED))
 			return fail(b, "cancelled (the capture ended)");
@@ -554,7 +547,7 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 {
 	static const struct tb_cfi_limits defaults = { TB_CFI_MAX_ROWS, TB_CFI_MAX_FDES, TB_CFI_MAX_NS, NULL };
 	struct builder b = { .c = out, .lim = lim ? *lim : defaults,
-			     .cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID), .t0 = now_ns(CLOCK_MONOTONIC),
+			     .cpu0 = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID), .t0 = tb_clock_ns(CLOCK_MONOTONIC),
 			     .err = err, .errlen = errlen };
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
@@ -594,7 +587,7 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 	}
 	if (out->rbp_bytes * 100 >= out->code_bytes * TB_CFI_FP_ONLY_PERCENT)
 		out->flags |= TB_CFI_FP_ONLY;
-	out->build_ns = now_ns(CLOCK_MONOTONIC) - b.t0;
+	out->build_ns = tb_clock_ns(CLOCK_MONOTONIC) - b.t0;
 	return 0;
 }
 

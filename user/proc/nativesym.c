@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/hashmap.h"
 #include "lib/mem.h"
@@ -74,14 +75,6 @@ static uint32_t add_name(struct loader *ld, const char *s, const char *suffix)
 	return at;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* May more symbols be read: within the name bytes and, checked every 4,096
  * symbols, the CPU time (f->cut says which ran out)? */
 static int within_budget(struct loader *ld)
@@ -93,7 +86,7 @@ static int within_budget(struct loader *ld)
 		f->cut = 1;
 		return 0;
 	}
-	if (!(f->nsyms & 4095) && f->nsyms && thread_cpu_ns() - ld->cpu0 > TB_NSYM_MAX_NS) {
+	if (!(f->nsyms & 4095) && f->nsyms && tb_clock_ns(CLOCK_THREAD_CPUTIME_ID) - ld->cpu0 > TB_NSYM_MAX_NS) {
 		f->cut = 1;
 		return 0;
 	}
@@ -247,7 +240,7 @@ int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err
 		Elf64_Word type;
 		uint32_t source;
 	} tables[] = { { SHT_SYMTAB, TB_NSYM_SYMTAB }, { SHT_DYNSYM, TB_NSYM_DYNSYM } };
-	struct loader ld = { .f = f, .cpu0 = thread_cpu_ns() };
+	struct loader ld = { .f = f, .cpu0 = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID) };
 	uint32_t keep = 0;
 	size_t shnum;
 
