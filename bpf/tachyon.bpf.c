@@ -146,10 +146,8 @@ struct scratch {
 	__u64 gil;        /* the GIL struct of this thread's interpreter, 0: none */
 	__u32 flags;
 	__u32 depth;
-	__u32 walked;     /* frames visited (shims too) */
-	__u32 walk_limit; /* at most */
+	__u32 walked;     /* frames visited (shims too), at most walk_limit() */
 	__u32 phase;      /* without bpf_loop: PHASE_*, where the next program goes on */
-	__u32 nwalk;      /* the native walk has steps to take */
 	/* the native walk: registers of the frame being left */
 	__u64 npc, nsp, nbp;
 	__u32 nra;        /* npc is a return address (look up npc - 1) */
@@ -581,8 +579,13 @@ static long visit_frame_cb(__u32 i, struct loop_ctx *ctx)
 	return visit_frame(ctx->s);
 }
 
-/* Before a walk: no code object cached, no data-stack block read, up to
- * max_depth frames and TB_SHIM_SLACK shims to visit.  (The barrier keeps the
+/* Frames a walk visits at most: max_depth and TB_SHIM_SLACK shims. */
+static __always_inline __u32 walk_limit(void)
+{
+	return max_depth + TB_SHIM_SLACK;
+}
+
+/* Before a walk: no code object cached, no data-stack block read.  (The barrier keeps the
  * compiler from peeling the loop's first block read: older verifiers refuse
  * the loop it then closes by a fall-through, scripts/check_bpf_cfg.py.) */
 static __always_inline void walk_init(struct scratch *s)
@@ -591,7 +594,6 @@ static __always_inline void walk_init(struct scratch *s)
 		s->ccache[i].addr = 0;
 	s->blk_len = 0;
 	s->walked = 0;
-	s->walk_limit = max_depth + TB_SHIM_SLACK;
 	asm volatile("" ::: "memory");
 }
 
@@ -601,7 +603,7 @@ static __always_inline void walk_init(struct scratch *s)
 static __always_inline void walk_frames(struct scratch *s)
 {
 	struct loop_ctx ctx = { s };
-	__u32 limit = s->walk_limit, i;
+	__u32 limit = walk_limit(), i;
 
 	for (i = 0; i < INLINE_FRAMES && i < limit; i++)
 		if (visit_frame(s))
@@ -615,13 +617,13 @@ static __always_inline void walk_frames(struct scratch *s)
 static __always_inline int walk_chunk(struct scratch *s)
 {
 	for (int i = 0; i < TB_BOUNDED_FRAMES; i++) {
-		if (s->walked >= s->walk_limit)
+		if (s->walked >= walk_limit())
 			return 0;
 		s->walked++;
 		if (visit_frame(s))
 			return 0;
 	}
-	return s->frame && s->walked < s->walk_limit;
+	return s->frame && s->walked < walk_limit();
 }
 
 
@@ -1134,7 +1136,8 @@ static __always_inline void python_bounded(void *ctx, struct scratch *s, struct 
 /* The native phase from where it stands, then the Python phase's program. */
 static __always_inline void native_bounded(void *ctx, struct scratch *s, void *more)
 {
-	if (s->nwalk && native_chunk(s))
+	/* nstop stays TB_NS_DEPTH while the walk has steps to take (native_setup) */
+	if (s->nstop == TB_NS_DEPTH && native_chunk(s))
 		bpf_tail_call(ctx, more, MORE_NATIVE);
 	native_end(s);
 	bpf_tail_call(ctx, more, MORE_PYTHON);
@@ -1151,7 +1154,7 @@ static __always_inline void sample_bounded(void *ctx, struct tb_proc *proc, __u3
 		return;
 	s->phase = PHASE_NATIVE;
 	if (native_depth) {
-		s->nwalk = native_begin(ctx, s, flags) != NULL;
+		native_begin(ctx, s, flags);
 		native_bounded(ctx, s, more);
 	} else {
 		python_bounded(ctx, s, proc, more);

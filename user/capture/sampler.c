@@ -252,7 +252,8 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 				   struct tb_watch *watch, char *err, size_t errlen)
 {
 	struct tb_sampler *s = calloc(1, sizeof(*s));
-	int rc, bounded;
+	const char *force = getenv("TB_BPF_BOUNDED");
+	int rc, bounded, lazy_hash = takes_lazy_hash();
 
 	if (!s)
 		return NULL;
@@ -286,19 +287,19 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 					 (__u32)(((uint64_t)o->native_table_mb << 20) / sizeof(struct tb_urow)));
 		/* before 6.1 a perf-event program's hash maps are preallocated: fewer
 		 * processes' mappings (16 KiB each) then */
-		if (!takes_lazy_hash())
+		if (!lazy_hash)
 			bpf_map__set_max_entries(s->skel->maps.umaps, TB_PREALLOC_UMAPS);
 	} else { /* nothing to unwind: the smallest maps */
 		bpf_map__set_max_entries(s->skel->maps.ufiles, 1);
 		bpf_map__set_max_entries(s->skel->maps.umaps, 1);
 	}
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
-	if (!takes_lazy_hash())
+	if (!lazy_hash)
 		bpf_map__set_map_flags(s->skel->maps.umaps, 0);
 	s->skel->rodata->has_task_pt_regs = has_helper(BPF_FUNC_task_pt_regs) &&
 					    has_helper(BPF_FUNC_get_current_task_btf);
 	/* TB_BPF_BOUNDED=1: the bounded shape where bpf_loop exists too (tests, benchmarks) */
-	bounded = !has_helper(BPF_FUNC_loop) || (getenv("TB_BPF_BOUNDED") && !strcmp(getenv("TB_BPF_BOUNDED"), "1"));
+	bounded = !has_helper(BPF_FUNC_loop) || (force && !strcmp(force, "1"));
 	s->bounded = bounded;
 	choose_programs(s, o, bounded);
 	if (bounded && !o->floor)
