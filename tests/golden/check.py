@@ -105,7 +105,7 @@ def render_all(binary, tmp):
         for variant, extra, formats in VARIANTS + (SLICE_VARIANTS if name.startswith("timeline-") else []):
             formats = formats or formats_all
             outs = [os.path.join(tmp, "%s.%s%s" % (name, variant, ext)) for ext in formats]
-            args = ["render", path] + extra
+            args = ["render", "--summary", path] + extra
             for o in outs:
                 args += ["-o", o]
             rc, err = run(binary, args)

@@ -342,7 +342,7 @@ def test_kernel_render():
     with open(tbp, "rb") as f:
         assert f.read(10)[8] == 3, "not a version 3 capture"
     again, rjs, rtxt = (os.path.join(TMP, "krender-r" + e) for e in (".folded", ".json", ".txt"))
-    r = tb.run(["render", tbp, "-o", again, "-o", rjs, "-o", rtxt])
+    r = tb.run(["render", "--summary", tbp, "-o", again, "-o", rjs, "-o", rtxt])
     assert r.returncode == 0, r.stderr
     assert open(folded).read() == open(again).read(), "the rendered .folded differs from the capture's"
     assert "  kernel: " in r.stderr, "no kernel line in the summary"

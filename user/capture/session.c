@@ -278,8 +278,12 @@ int tb_session_check_targets(struct tb_session_opts *o, char **rest, char *err, 
 	/* a cgroup alone: every Python process in it, running and started later */
 	if (o->cgroup[0] && !o->cmd && !o->npids)
 		o->all_python = 1;
-	if ((o->cmd != NULL) + (o->npids > 0) + o->all_python != 1)
-		return bad(err, errlen, "give exactly one of: -- CMD, -p PID, --all-python (or only --cgroup / --container)");
+	if (!o->cmd && !o->npids && !o->all_python)
+		return bad(err, errlen, "no target: give -- CMD [ARGS], -p PID, --all-python, or --cgroup PATH / --container ID alone (tachyon-bpf --help)");
+	if (o->npids && o->all_python)
+		return bad(err, errlen, "-p and --all-python both given: --all-python already takes every Python process; give one of them");
+	if (o->cmd && (o->npids || o->all_python))
+		return bad(err, errlen, "a command after -- and -p/--all-python both given: profile a command you launch, or running processes, not both in one capture");
 	return 0;
 }
 
@@ -313,7 +317,12 @@ static void on_stop_signal(int sig)
 	}
 	for (size_t i = 0; i < NSTOP_SIGNALS; i++) {
 		if (stop_signals[i].sig == sig && stop_signals[i].aborts_later) {
+			static const char said[] = "\ntachyon-bpf: stopped again: aborted at once, no output written\n";
+
 			tb_term_leave();
+			if (write(STDERR_FILENO, said, sizeof(said) - 1) < 0) {
+				/* nothing more to do in a signal handler */
+			}
 			if (stop_child > 0)
 				kill((pid_t)stop_child, SIGTERM);
 			_exit(128 + sig);

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "lib/cli.h"
 #include "output/tbp.h"
 #include "cmd/commands.h"
 #include "output/diff.h"
@@ -31,6 +32,29 @@ static int usage(FILE *f, int rc)
 		   "                     are slices of it\n"
 		   "  --list-formats     print the extensions, one a line\n");
 	return rc;
+}
+
+/* Too few samples on either side for the significance test to call
+ * anything but large changes: said, with the size of the smallest one. */
+static void few_samples_warning(const struct tb_profile *base, const struct tb_profile *cur, int quiet)
+{
+	uint64_t n0 = base->python_samples, n1 = cur->python_samples;
+	double d = tb_diff_min_change(n0, n1, TB_DIFF_FEW_SHARE);
+
+	if (quiet || d <= TB_DIFF_FEW_CHANGE)
+		return;
+	if (!n0 || !n1)
+		fprintf(stderr, "tachyon-bpf: diff: warning: the %s capture has no samples with Python frames: "
+			"every function shows as %s\n", !n0 ? "baseline" : "current", !n0 ? "new" : "gone");
+	else if (d > 10)
+		fprintf(stderr, "tachyon-bpf: diff: warning: only %llu and %llu samples: too few for any change to be "
+			"called significant (grey); capture longer (-d) or at a higher rate (-r)\n",
+			(unsigned long long)n0, (unsigned long long)n1);
+	else
+		fprintf(stderr, "tachyon-bpf: diff: warning: only %llu and %llu samples: a function of %.0f%% of the "
+			"samples is called changed only past %.0f%% (smaller changes stay grey); capture longer "
+			"(-d) or at a higher rate (-r)\n", (unsigned long long)n0, (unsigned long long)n1,
+			100 * TB_DIFF_FEW_SHARE, 100 * d);
 }
 
 int tb_cmd_diff(int argc, char **argv)
@@ -57,6 +81,7 @@ int tb_cmd_diff(int argc, char **argv)
 	char err[1024], *end;
 
 	optind = 0;
+	opterr = 0; /* tb_bad_option says it, in one line */
 	while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -96,14 +121,14 @@ int tb_cmd_diff(int argc, char **argv)
 		case 'h':
 			return usage(stdout, 0);
 		default:
-			return usage(stderr, 2);
+			return tb_bad_option("diff", argv, optind, optopt, "o:qh", longs);
 		}
 	}
 	if (argc - optind < 1 || argc - optind > 2 || !noutputs ||
 	    (argc - optind == 1 && !slice[0] && !slice[1] && !slice[2] && !slice[3])) {
 		fprintf(stderr, "tachyon-bpf: diff: give BASELINE and CURRENT capture files (or one capture "
-				"and --base-from/--base-to, --from/--to) and at least one -o\n");
-		return usage(stderr, 2);
+				"and --base-from/--base-to, --from/--to) and at least one -o (tachyon-bpf diff --help)\n");
+		return 2;
 	}
 	base_path = argv[optind];
 	cur_path = argv[argc - 1];
@@ -120,6 +145,7 @@ int tb_cmd_diff(int argc, char **argv)
 		tb_profile_free(&base);
 		return 1;
 	}
+	few_samples_warning(&base, &cur, quiet);
 	for (int i = 0; i < noutputs; i++) {
 		if (tb_write_diff_output(&base, &cur, &opts, outputs[i], err, sizeof(err))) {
 			fprintf(stderr, "tachyon-bpf: diff: %s\n", err);

@@ -12,6 +12,7 @@
 #include "lib/cli.h"
 #include "lib/termsafe.h"
 #include "cpython/versions.h"
+#include "output/atomic.h"
 #include "output/format.h"
 #include "capture/clock.h"
 #include "capture/session.h"
@@ -100,6 +101,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->summary_rows = 10;
 	o->min_fraction = 0.001;
 	optind = 0; /* a fresh scan (glibc) */
+	opterr = 0; /* tb_bad_option says it, in one line */
 	while ((c = getopt_long(argc, argv, "+" TB_SESSION_SHORTOPTS "o:qh", longs, NULL)) != -1) {
 		r = tb_session_option(&o->ses, c, optarg, err, sizeof(err));
 		if (r < 0)
@@ -154,14 +156,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			tb_record_usage(stdout);
 			return 1;
 		default:
-			tb_record_usage(stderr);
-			return 2;
+			return tb_bad_option(NULL, argv, optind, optopt, TB_SESSION_SHORTOPTS "o:qh", longs);
 		}
 	}
-	if (tb_session_check_targets(&o->ses, optind < argc ? &argv[optind] : NULL, err, sizeof(err))) {
-		tb_record_usage(stderr);
+	if (tb_session_check_targets(&o->ses, optind < argc ? &argv[optind] : NULL, err, sizeof(err)))
 		return bad_usage(err);
-	}
 	return 0;
 }
 
@@ -184,10 +183,45 @@ static void stamped(const char *path, time_t when, char *out, size_t len)
 		snprintf(out, len, "%.*s%s-%d%s", (int)(dot - path), path, stamp, n, dot);
 }
 
+/* An output could not be written at the end: the capture is not lost, it
+ * goes to a .tbp beside the first failed output, else in the working
+ * directory, else in /tmp, and the line says where and how to write the
+ * outputs from it. */
+static void rescue(const struct tb_profile *p, const char *failed)
+{
+	const char *slash = strrchr(failed, '/');
+	char name[64], path[4200], err[1024];
+	const char *dirs[3];
+	struct tm tm;
+	time_t now = time(NULL);
+	int ndirs = 0;
+
+	localtime_r(&now, &tm);
+	strftime(name, sizeof(name), "tachyon-bpf-rescued-%Y%m%d-%H%M%S.tbp", &tm);
+	if (slash)
+		snprintf(path, sizeof(path), "%.*s", (int)(slash - failed + 1), failed);
+	dirs[ndirs++] = slash ? path : "";
+	dirs[ndirs++] = "";
+	dirs[ndirs++] = "/tmp/";
+	for (int i = 0; i < ndirs; i++) {
+		char where[4300];
+
+		if (i == 1 && !slash)
+			continue; /* the working directory was the first try */
+		snprintf(where, sizeof(where), "%s%s", dirs[i], name);
+		if (tb_write_output(p, where, err, sizeof(err)) == 0) {
+			tb_termsafe_line(stderr, "tachyon-bpf: the capture is saved in ", where);
+			fprintf(stderr, "tachyon-bpf: write the outputs from it: tachyon-bpf render FILE.tbp -o OUTPUT\n");
+			return;
+		}
+	}
+	fprintf(stderr, "tachyon-bpf: the capture could not be saved anywhere (%s)\n", err);
+}
+
 static int write_outputs(const struct record_opts *o, const struct tb_profile *p, time_t stamp)
 {
-	char err[1024], path[4200];
-	int rc = 0;
+	char err[1024], path[4200], failed[4200] = "";
+	int rc = 0, saved_tbp = 0;
 
 	tb_outputs_begin(p);
 	for (int i = 0; i < o->noutputs; i++) {
@@ -196,12 +230,20 @@ static int write_outputs(const struct record_opts *o, const struct tb_profile *p
 		else
 			snprintf(path, sizeof(path), "%s", o->outputs[i]);
 		if (tb_write_output(p, path, err, sizeof(err))) {
-			fprintf(stderr, "tachyon-bpf: %s\n", err);
+			tb_termsafe_line(stderr, "tachyon-bpf: ", err);
+			if (!rc)
+				snprintf(failed, sizeof(failed), "%s", path);
 			rc = 1;
-		} else if (!o->quiet) {
-			fprintf(stderr, "tachyon-bpf: wrote %s\n", path);
+		} else {
+			const char *dot = strrchr(path, '.');
+
+			saved_tbp |= dot && !strcmp(dot, ".tbp");
+			if (!o->quiet)
+				tb_termsafe_line(stderr, "tachyon-bpf: wrote ", path);
 		}
 	}
+	if (rc && !saved_tbp && p->samples)
+		rescue(p, failed);
 	tb_outputs_end();
 	return rc;
 }
@@ -336,6 +378,14 @@ int tb_cmd_record(int argc, char **argv)
 	}
 	if (!o->noutputs)
 		default_output(o, defout, sizeof(defout));
+	for (int i = 0; i < o->noutputs; i++) {
+		if (tb_check_writable(o->outputs[i], err, sizeof(err))) {
+			tb_termsafe_line(stderr, "tachyon-bpf: ", err);
+			free(o);
+			free(s);
+			return 2;
+		}
+	}
 	tb_session_init(s, &o->ses);
 	s->prof.by_line = o->by_line;
 	s->prof.min_fraction = o->min_fraction;
@@ -368,6 +418,7 @@ int tb_cmd_record(int argc, char **argv)
 			(unsigned long long)bpf_samples, (unsigned long long)bpf_walks,
 			(unsigned long long)bpf_skipped);
 		print_startup(s);
+		tb_few_samples_warning(&s->prof, stderr);
 	}
 out:
 	tb_session_free(s);

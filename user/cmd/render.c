@@ -1,6 +1,6 @@
 /* render.c: `tachyon-bpf render CAPTURE -o OUT [-o OUT...] [--by-line]
  * [--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T]
- * [--json-version 1|2] [-q]`: writes any output from a capture file (.tbp) without sampling (and
+ * [--json-version 1|2] [--summary] [-q]`: writes any output from a capture file (.tbp) without sampling (and
  * without root), of the whole capture or of a time slice (model/slice.c);
  * `render --list-formats`: the extensions it writes, one a line. */
 #include <errno.h>
@@ -19,27 +19,27 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: tachyon-bpf render CAPTURE.tbp -o OUT [-o OUT...] [--by-line] "
 		   "[--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T]\n"
-		   "       [--json-version 1|2] [-q]\n"
+		   "       [--json-version 1|2] [--summary] [-q]\n"
 		   "       tachyon-bpf render --list-formats\n"
 		   "Writes outputs from a capture, format by extension:\n");
 	tb_formats_help(f, TB_USE_PROFILE, "  ");
 	fprintf(f, "  --from T, --to T   only that time slice: seconds since the capture's start (12.5)\n"
 		   "                     or a local time (10:03, 10:03:30, 2026-12-01 10:03)\n");
 	fprintf(f, "  --json-version 1|2 the tree JSON's version (.json, inside .html; default 2)\n");
+	fprintf(f, "  --summary          the capture's summary on stderr (as the capture printed it)\n");
 	fprintf(f, "  --list-formats     print the extensions, one a line\n");
 }
 
 static int bad_usage(const char *msg)
 {
-	fprintf(stderr, "tachyon-bpf: render: %s\n", msg);
-	usage(stderr);
+	fprintf(stderr, "tachyon-bpf: render: %s (tachyon-bpf render --help)\n", msg);
 	return 2;
 }
 
 int tb_cmd_render(int argc, char **argv)
 {
 	enum { OPT_BYLINE = 256, OPT_MINFRAC, OPT_SORT, OPT_LIMIT, OPT_LIST, OPT_FROM, OPT_TO,
-	       OPT_JSONV };
+	       OPT_JSONV, OPT_SUMMARY };
 	static const struct option longs[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "by-line", no_argument, 0, OPT_BYLINE },
@@ -50,12 +50,13 @@ int tb_cmd_render(int argc, char **argv)
 		{ "from", required_argument, 0, OPT_FROM },
 		{ "to", required_argument, 0, OPT_TO },
 		{ "json-version", required_argument, 0, OPT_JSONV },
+		{ "summary", no_argument, 0, OPT_SUMMARY },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *outputs[MAX_OUTPUTS], *path, *from = NULL, *to = NULL;
-	int noutputs = 0, by_line = 0, quiet = 0, have_frac = 0, rc = 0, c, sort_key = 0;
+	int noutputs = 0, by_line = 0, quiet = 0, summary = 0, have_frac = 0, rc = 0, c, sort_key = 0;
 	unsigned long limit = 0;
 	unsigned json_version = 0;
 	double min_fraction = 0;
@@ -63,6 +64,7 @@ int tb_cmd_render(int argc, char **argv)
 	char err[1024], *end;
 
 	optind = 0; /* a fresh scan (glibc) */
+	opterr = 0; /* tb_bad_option says it, in one line */
 	while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -107,6 +109,9 @@ int tb_cmd_render(int argc, char **argv)
 			if (tb_parse_uint(optarg, 1, 2, &json_version))
 				return bad_usage("--json-version takes 1 or 2");
 			break;
+		case OPT_SUMMARY:
+			summary = 1;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -114,8 +119,7 @@ int tb_cmd_render(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return tb_bad_option("render", argv, optind, optopt, "o:qh", longs);
 		}
 	}
 	if (optind != argc - 1)
@@ -149,8 +153,10 @@ int tb_cmd_render(int argc, char **argv)
 		}
 	}
 	tb_outputs_end();
-	if (!quiet)
+	if (!quiet && summary)
 		tb_write_summary(&prof, stderr, 10);
+	if (!quiet)
+		tb_few_samples_warning(&prof, stderr);
 	tb_profile_free(&prof);
 	return rc;
 }

@@ -75,6 +75,7 @@ static int parse_args(int argc, char **argv, struct top *t)
 	t->so.detach_stdio = 1;
 	t->window = 10;
 	optind = 0; /* a fresh scan (glibc) */
+	opterr = 0; /* tb_bad_option says it, in one line */
 	while ((c = getopt_long(argc, argv, "+" TB_SESSION_SHORTOPTS "h", longs, NULL)) != -1) {
 		r = tb_session_option(&t->so, c, optarg, err, sizeof(err));
 		if (r < 0)
@@ -93,8 +94,7 @@ static int parse_args(int argc, char **argv, struct top *t)
 			usage(stdout);
 			return 1;
 		default:
-			usage(stderr);
-			return 2;
+			return tb_bad_option("top", argv, optind, optopt, TB_SESSION_SHORTOPTS "h", longs);
 		}
 	}
 	if (tb_session_check_targets(&t->so, optind < argc ? &argv[optind] : NULL, err, sizeof(err)))

@@ -71,6 +71,38 @@ static int looks_like_python(const char *base)
 	       !strstr(base, ".cpython-");
 }
 
+/* The version a file's name gives: python2.7, libpython3.9.so.1.0,
+ * python3.14t -> 2 and 7, ... 0 if it names one, else -1. */
+static int version_of_name(const char *base, unsigned *major, unsigned *minor)
+{
+	const char *s = base + (strncmp(base, "lib", 3) == 0 ? 3 : 0);
+	char *end;
+
+	if (strncmp(s, "python", 6) != 0 || s[6] < '2' || s[6] > '9' || s[7] != '.')
+		return -1;
+	*major = (unsigned)(s[6] - '0');
+	*minor = (unsigned)strtoul(s + 8, &end, 10);
+	return end == s + 8 || *minor > 99 ? -1 : 0;
+}
+
+/* "CPython 2.7 is not supported" for a process whose files name a version
+ * outside the range (a runtime not found, or its version not read: CPython
+ * before 3.10 defines no Py_Version and no debug offsets); 0 if said in err. */
+static int say_unsupported_by_name(pid_t pid, const struct mapping *maps, int n, char *err, size_t errlen)
+{
+	for (int i = 0; i < n; i++) {
+		unsigned major, minor;
+
+		if (version_of_name(base_name(maps[i].path), &major, &minor) ||
+		    (major == 3 && minor >= TB_PY_MIN_MINOR && minor <= TB_PY_MAX_MINOR))
+			continue;
+		snprintf(err, errlen, "pid %d: CPython %u.%u (%s) is not supported: tachyon-bpf reads CPython 3.%u to 3.%u",
+			 (int)pid, major, minor, maps[i].path, TB_PY_MIN_MINOR, TB_PY_MAX_MINOR);
+		return 0;
+	}
+	return -1;
+}
+
 /* The first mapping (offset 0) of each file whose name looks like python,
  * and the main executable's, in map order. */
 static int read_candidates(pid_t pid, struct mapping *out, int max, int *exists)
@@ -196,12 +228,16 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 			return 1;
 		}
 		if (rc) {
-			snprintf(err, errlen, "pid %d: %s defines _PyRuntime but its Python version could not be determined",
-				 (int)pid, maps[i].path);
+			if (say_unsupported_by_name(pid, maps, n, err, errlen))
+				snprintf(err, errlen, "pid %d: %s defines _PyRuntime but its version could not be read "
+					 "(not CPython 3.%u to 3.%u, the versions tachyon-bpf reads?)",
+					 (int)pid, maps[i].path, TB_PY_MIN_MINOR, TB_PY_MAX_MINOR);
 			return -1;
 		}
 		return load_layout(t, hex, err, errlen);
 	}
+	if (say_unsupported_by_name(pid, maps, n, err, errlen) == 0)
+		return -1;
 	snprintf(err, errlen, "pid %d (%s): not a Python process (no CPython runtime in its mappings)",
 		 (int)pid, t->comm);
 	return 1;

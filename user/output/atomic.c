@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "output/atomic.h"
@@ -144,6 +145,44 @@ static void give_to_sudo_user(int fd)
 
 	if (geteuid() == 0 && uid > 0 && gid > 0 && fchown(fd, (uid_t)uid, (gid_t)gid))
 		return; /* then it stays root's, 0600 */
+}
+
+int tb_check_writable(const char *path, char *err, size_t errlen)
+{
+	struct tmpout o = { .dirfd = -1, .fd = -1 };
+	const char *what = NULL;
+	struct stat st;
+
+	if (open_dir(path, &o)) {
+		snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
+			 errno == ENOENT || errno == ENOTDIR ? " (its directory does not exist)" : "");
+		return -1;
+	}
+	if (fstatat(o.dirfd, o.base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
+			what = "a directory";
+		else if (S_ISFIFO(st.st_mode))
+			what = "a FIFO";
+		else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+			what = "a device";
+		else if (S_ISSOCK(st.st_mode))
+			what = "a socket";
+	}
+	if (what) {
+		snprintf(err, errlen, "%s is %s: give the name of a file to write", path, what);
+		close(o.dirfd);
+		return -1;
+	}
+	if (create(&o)) {
+		snprintf(err, errlen, "%s: cannot create a file in its directory: %s", path, strerror(errno));
+		close(o.dirfd);
+		return -1;
+	}
+	close(o.fd);
+	if (o.tmp[0])
+		unlinkat(o.dirfd, o.tmp, 0);
+	close(o.dirfd);
+	return 0;
 }
 
 int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,

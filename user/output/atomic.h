@@ -15,6 +15,13 @@
 int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
 		    char *err, size_t errlen);
 
+/* Before a capture: can path be written at the end? Its directory exists
+ * and takes a new file (one is made and removed: read-only filesystems,
+ * permissions and quotas answer now, not after the capture), and nothing but
+ * a regular file or a symlink is at path (a directory, FIFO, device or socket
+ * is refused).  0 ok; -1 with one sentence in err. */
+int tb_check_writable(const char *path, char *err, size_t errlen);
+
 /* Tests: nonzero makes tb_write_atomic skip O_TMPFILE (its fallback). */
 extern int tb_atomic_no_tmpfile;
 

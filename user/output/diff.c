@@ -226,6 +226,24 @@ double tb_diff_z(uint64_t c0, double e0, uint64_t c1, double e1)
 	return ((double)c1 - n * p) / sqrt(n * p * (1 - p));
 }
 
+double tb_diff_min_change(uint64_t n0, uint64_t n1, double share)
+{
+	if (!n0 || !n1 || !(share > 0 && share < 1))
+		return 11;
+	/* both directions: the smaller of the smallest rise and the smallest fall */
+	for (int step = 1; step <= 1000; step++) {
+		double d = step / 100.0, c0 = share * (double)n0;
+		double up = tb_diff_z((uint64_t)(c0 + 0.5), (double)n0,
+				      (uint64_t)(share * (double)n1 * (1 + d) + 0.5), (double)n1);
+		double down = d < 1 ? tb_diff_z((uint64_t)(c0 + 0.5), (double)n0,
+						  (uint64_t)(share * (double)n1 * (1 - d) + 0.5), (double)n1) : 0;
+
+		if (fabs(up) >= 1.96 || fabs(down) >= 1.96)
+			return d;
+	}
+	return 11;
+}
+
 static double ms(uint64_t samples, unsigned hz)
 {
 	return (double)samples * 1000.0 / (double)(hz ? hz : 1);

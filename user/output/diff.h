@@ -23,5 +23,14 @@ int tb_write_diff_html(const struct tb_profile *base, const struct tb_profile *c
 
 /* Poisson rate test: z of c1 events over exposure e1 against c0 over e0. */
 double tb_diff_z(uint64_t c0, double e0, uint64_t c1, double e1);
+/* The smallest change (a fraction: 0.25 for 25%) of a function holding
+ * `share` of both captures' samples that tb_diff_z calls significant with
+ * n0 and n1 samples; above 10 (1000%) when none within that is. */
+double tb_diff_min_change(uint64_t n0, uint64_t n1, double share);
+/* Below this in either capture the diff says it can tell little (the
+ * smallest change it calls, for a function of 20% of the samples, is above
+ * 25%). */
+#define TB_DIFF_FEW_SHARE 0.20
+#define TB_DIFF_FEW_CHANGE 0.25
 
 #endif

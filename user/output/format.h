@@ -89,5 +89,10 @@ int tb_write_heatmap_json(const struct tb_profile *p, FILE *f);
 int tb_write_heatmap_html(const struct tb_profile *p, FILE *f);
 /* End-of-capture summary for stderr. */
 void tb_write_summary(const struct tb_profile *p, FILE *f, unsigned top);
+/* Fewer samples with Python frames than this: the summary, render and the
+ * page warn that the shares mean little. */
+#define TB_FEW_SAMPLES 50
+/* That warning, one line (nothing when there are enough samples). */
+void tb_few_samples_warning(const struct tb_profile *p, FILE *f);
 
 #endif

@@ -2,6 +2,7 @@
  * functions by self and total samples.  Names, files, versions and
  * command lines come from targets or captures: shown through
  * lib/termsafe.h. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/mem.h"
@@ -118,6 +119,22 @@ static void print_frame_kinds(const struct tb_profile *p, FILE *out, const struc
 			kinds[TB_CODE_NATIVE], (unsigned long long)p->merged, (unsigned long long)p->unmerged,
 			p->native_samples ? 100.0 * (double)p->unmerged / (double)p->native_samples : 0.0,
 			(unsigned long long)p->native_truncated);
+}
+
+void tb_few_samples_warning(const struct tb_profile *p, FILE *f)
+{
+	uint64_t n = p->python_samples;
+
+	if (n >= TB_FEW_SAMPLES)
+		return;
+	if (!n)
+		fprintf(f, "tachyon-bpf: warning: no samples with Python frames: the targets ran no Python code on a "
+			"CPU while sampled (idle, waiting, or ended at once); --mode wall also samples off-CPU time, "
+			"a longer -d gives them time\n");
+	else
+		fprintf(f, "tachyon-bpf: warning: only %llu samples with Python frames: too few for the shares to "
+			"mean much (each is within +-%.0f%%); capture longer (-d) or at a higher rate (-r)\n",
+			(unsigned long long)n, 100 * 1.96 * sqrt(0.25 / (double)n));
 }
 
 void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
