@@ -52,6 +52,8 @@ ft_wait() {
 	echo "== free-threaded builds: waited $((SECONDS - t0))s"
 }
 bash tests/setup-pythons.sh || echo "test: some sid Pythons could not be set up (see above)"
+# bullseye's CPython 2.7 and 3.9: the messages test names unsupported versions by number
+bash tests/setup-old-pythons.sh || echo "test: bullseye's Python 2.7/3.9 could not be set up (see above)"
 # sid's CPython headers: the layout suite checks the default and free-threaded offsets with them
 bash tests/layout/fetch-headers.sh || echo "test: sid's CPython headers could not be fetched (see above)"
 make -s

@@ -19,6 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tb  # noqa: E402
 import async_aware  # noqa: E402
+import messages  # noqa: E402
 
 results = tb.results
 TMP = tempfile.mkdtemp(prefix="tb-it-")
@@ -1112,6 +1113,13 @@ def main():
     for name, fn, *args in async_aware.checks():  # --async-aware on sid 3.14 / 3.15
         if not skipped(name):
             check(name, fn, *args)
+    if not skipped("message: "):  # the command line's messages, table-driven
+        rows, fixtures = messages.checks()
+        try:
+            for name, fn, *args in rows:
+                check(name, fn, *args)
+        finally:
+            fixtures.close()
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 0 if results["failed"] == 0 and results["passed"] > 0 else 1
 

@@ -4,7 +4,8 @@
  * victim untouched (the one at the final name is replaced); a failing writer
  * or a missing directory leave no file behind; a directory at the final name
  * keeps the output under the random name err gives; the mode is 0600, the
- * owner SUDO_UID/SUDO_GID when set. */
+ * owner SUDO_UID/SUDO_GID when set; tb_check_writable answers before a
+ * capture and leaves nothing behind. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -208,6 +209,53 @@ static void test_relative_name(void **state)
 	unlink(cwd);
 }
 
+/* Before a capture: a new or existing file (or a symlink, which the write
+ * replaces) is fine; a missing directory, a directory, a FIFO are refused;
+ * nothing is left in the directory either way. */
+static void check_writable(int no_tmpfile)
+{
+	char path[128], err[512] = "", list[512];
+
+	tb_atomic_no_tmpfile = no_tmpfile;
+	path_of(path, sizeof(path), "new.html");
+	assert_int_equal(tb_check_writable(path, err, sizeof(err)), 0);
+	listing(list, sizeof(list));
+	assert_string_equal(list, "");
+	path_of(path, sizeof(path), "old.html");
+	assert_int_equal(tb_write_atomic(path, write_text, "x", err, sizeof(err)), 0);
+	assert_int_equal(tb_check_writable(path, err, sizeof(err)), 0);
+	assert_file(path, "x");
+	unlink(path);
+	path_of(path, sizeof(path), "link.html");
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(tb_check_writable(path, err, sizeof(err)), 0);
+	unlink(path);
+	path_of(path, sizeof(path), "nodir/x.html");
+	assert_int_equal(tb_check_writable(path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "its directory does not exist"));
+	path_of(path, sizeof(path), "d.html");
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(tb_check_writable(path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "is a directory"));
+	rmdir(path);
+	path_of(path, sizeof(path), "f.html");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(tb_check_writable(path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "is a FIFO"));
+	assert_null(strchr(err, '\n'));
+	unlink(path);
+	listing(list, sizeof(list));
+	assert_string_equal(list, "");
+	tb_atomic_no_tmpfile = 0;
+}
+
+static void test_check_writable(void **state)
+{
+	(void)state;
+	check_writable(0);
+	check_writable(1);
+}
+
 /* Root run through sudo: the output is the sudo user's (0600); a bad SUDO_UID is ignored. */
 static void test_sudo_owner(void **state)
 {
@@ -243,6 +291,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failures_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relative_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sudo_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_writable, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

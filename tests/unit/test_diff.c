@@ -140,6 +140,23 @@ static void test_empty_sides(void **state)
 	tb_profile_free(&e);
 }
 
+/* the smallest change called shrinks as the captures grow; the one it gives is called */
+static void test_min_change(void **state)
+{
+	double d83 = tb_diff_min_change(83, 66, 0.2), d1k = tb_diff_min_change(1000, 1000, 0.2);
+	double d10k = tb_diff_min_change(10000, 10000, 0.2);
+
+	(void)state;
+	assert_true(d83 > TB_DIFF_FEW_CHANGE && d83 < 1);
+	assert_true(d1k < TB_DIFF_FEW_CHANGE && d10k < d1k && d10k > 0);
+	/* a fall of d1k is called (a fall is called before a rise of the same size), not one 2% smaller */
+	assert_true(fabs(tb_diff_z(200, 1000, (uint64_t)(200 * (1 - d1k) + 0.5), 1000)) >= 1.96);
+	assert_true(fabs(tb_diff_z(200, 1000, (uint64_t)(200 * (1 - d1k + 0.02) + 0.5), 1000)) < 1.96);
+	assert_true(fabs(tb_diff_z(200, 1000, (uint64_t)(200 * (1 + d1k - 0.02) + 0.5), 1000)) < 1.96);
+	assert_true(tb_diff_min_change(0, 100, 0.2) > 10 && tb_diff_min_change(100, 100, 0) > 10);
+	assert_true(tb_diff_min_change(3, 3, 0.2) > 10);
+}
+
 static void test_z(void **state)
 {
 	(void)state;
@@ -177,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_small_counts_are_noise),
 		cmocka_unit_test(test_empty_sides),
 		cmocka_unit_test(test_z),
+		cmocka_unit_test(test_min_change),
 		cmocka_unit_test(test_folded),
 	};
 
