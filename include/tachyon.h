@@ -16,7 +16,7 @@
 /* Deepest stack the BPF program can record (power of two: masks index). */
 #define TB_MAX_FRAMES 1024
 /* Default --max-depth. */
-#define TB_DEFAULT_DEPTH 128
+#define TB_DEFAULT_DEPTH 1024
 /* Shim frames the walk visits beyond max_depth (C-boundary entry frames). */
 #define TB_SHIM_SLACK 64
 /* Most thread states walked to find a thread's state (per lookup). */

@@ -102,8 +102,7 @@ def test_threads(py, tag):
 
 
 def test_deep(py, tag):
-    fold, r = capture(py + [tb.workload("deep.py"), "400", "1.5"], ["-r", "499", "--max-depth", "512"],
-                      "deep-" + tag)
+    fold, r = capture(py + [tb.workload("deep.py"), "400", "1.5"], ["-r", "499"], "deep-" + tag)
     leaf = [(frames, n) for frames, n in fold.stacks if tb.Folded.func(frames[-1]) == "leaf"]
     assert leaf, "no samples in leaf"
     best = max(leaf, key=lambda x: x[1])[0]
@@ -111,12 +110,13 @@ def test_deep(py, tag):
     assert depth == 401, "recurse appears %d times, want 401" % depth
     assert not any("<truncated>" in f for f in best)
     assert tb.Folded.func(best[2]) == "<module>", "root frame is %s" % best[2]
-    # the default depth cuts it: must be marked, never silently cut
-    fold2, _ = capture(py + [tb.workload("deep.py"), "400", "1"], ["-r", "499"], "deep128-" + tag)
+    # a smaller --max-depth cuts it: must be marked, never silently cut
+    fold2, _ = capture(py + [tb.workload("deep.py"), "400", "1"], ["-r", "499", "--max-depth", "128"],
+                       "deep128-" + tag)
     trunc = sum(n for frames, n in fold2.stacks if "<truncated>" in frames)
     leafs = sum(n for frames, n in fold2.stacks if tb.Folded.func(frames[-1]) == "leaf")
     assert leafs and trunc >= leafs, "%d leaf samples, only %d marked truncated" % (leafs, trunc)
-    return "401 recurse frames at --max-depth 512; %d/%d truncated at 128" % (trunc, leafs)
+    return "401 recurse frames by default; %d/%d truncated at --max-depth 128" % (trunc, leafs)
 
 
 def test_attach(py, tag):

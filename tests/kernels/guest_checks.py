@@ -6,8 +6,8 @@ program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as the
 
   split       slices.py: fifty/thirty/twenty within 5 pp of 50/30/20 and the hot loop lines
               (test_slices), then within 3 pp (the accuracy asked of every kernel)
-  deep        a 400-deep stack at --max-depth 512, all frames there; cut and marked at the
-              default depth (test_deep)
+  deep        a 400-deep stack at the default depth, all frames there; cut and marked at
+              --max-depth 128 (test_deep)
   all-python  --all-python started first, then spawner.py started mid-capture with short-lived
               children: the spawner and each child seen with their own functions
   wall        --mode wall on sleeper.py: the sleep line ~90% of the thread's samples, under

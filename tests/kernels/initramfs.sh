@@ -42,6 +42,7 @@ REPO_FILES=(
     tests/integration/tb.py
     tests/integration/run.py
     tests/integration/async_aware.py
+    tests/integration/messages.py
     tests/native/run.py
     tests/native/workload.py
     tests/native/chain.c

@@ -201,6 +201,28 @@ static void choose_programs(struct tb_sampler *s, const struct tb_sampler_opts *
 	bpf_program__set_autoattach(p->tb_switch_python, false);
 }
 
+/* The bounded walk's native programs: one per TB_BOUNDED_NATIVE frames and
+ * the step that finds the depth reached. */
+static unsigned bounded_native_programs(const struct tb_sampler_opts *o)
+{
+	return o->native_depth ? o->native_depth / TB_BOUNDED_NATIVE + 1 : 0;
+}
+
+/* Without bpf_loop, a depth not asked for (the default, 1024) is the
+ * deepest the Python programs left after the native ones reach (896 with
+ * --native's default 128 native frames): nothing to say then; a depth
+ * given is kept and said to be cut (note_bounded_depth). */
+static unsigned bounded_depth(const struct tb_sampler_opts *o)
+{
+	unsigned native = bounded_native_programs(o), reach;
+
+	if (o->max_depth_given || native >= TB_TAIL_CALLS)
+		return o->max_depth;
+	reach = (TB_TAIL_CALLS - native) * TB_BOUNDED_FRAMES;
+	reach = reach > TB_SHIM_SLACK ? reach - TB_SHIM_SLACK : 1;
+	return reach < o->max_depth ? reach : o->max_depth;
+}
+
 /* Without bpf_loop the walk takes at most TB_TAIL_CALLS programs after the
  * first (native frames: one per TB_BOUNDED_NATIVE and the step that finds
  * the depth reached, then one for the thread's state; Python frames: one
@@ -208,7 +230,7 @@ static void choose_programs(struct tb_sampler *s, const struct tb_sampler_opts *
  * for need more, so that a cut stack is not a surprise. */
 static void note_bounded_depth(const struct tb_sampler_opts *o)
 {
-	unsigned native = o->native_depth ? o->native_depth / TB_BOUNDED_NATIVE + 1 : 0;
+	unsigned native = bounded_native_programs(o);
 	unsigned python = (o->max_depth + TB_SHIM_SLACK + TB_BOUNDED_FRAMES - 1) / TB_BOUNDED_FRAMES;
 
 	if (native + python <= TB_TAIL_CALLS)
@@ -302,8 +324,14 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	bounded = !has_helper(BPF_FUNC_loop) || (force && !strcmp(force, "1"));
 	s->bounded = bounded;
 	choose_programs(s, o, bounded);
-	if (bounded && !o->floor)
-		note_bounded_depth(o);
+	if (bounded && !o->floor) {
+		struct tb_sampler_opts fit = *o;
+
+		fit.max_depth = bounded_depth(o);
+		s->skel->rodata->max_depth = fit.max_depth;
+		prof->max_depth = fit.max_depth;
+		note_bounded_depth(&fit);
+	}
 	rc = tachyon_bpf__load(s->skel);
 	if (rc) {
 		int e = -rc > 0 ? -rc : errno;

@@ -11,6 +11,7 @@ struct tb_watch;
 struct tb_sampler_opts {
 	unsigned hz;          /* sampling frequency per CPU */
 	unsigned max_depth;
+	int max_depth_given;  /* --max-depth was given: kept even where the walk cannot reach it */
 	unsigned ringbuf_mb;
 	int read_opcodes;     /* 0 none, 1 innermost frame, 2 every frame */
 	int bench_walk;       /* benchmarks: 1 skips the code-object read */

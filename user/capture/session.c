@@ -65,7 +65,7 @@ static const struct optdef {
 	{ "rate", required_argument, 'r', BOTH, TB_SECT_SAMPLING, "-r, --rate HZ",
 	  "samples per second per CPU (default 99, max 20000)" },
 	{ "max-depth", required_argument, O_DEPTH, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --max-depth N",
-	  "deepest stack recorded (default 128, max 1024)" },
+	  "deepest stack recorded (default and max 1024)" },
 	{ "opcodes", no_argument, O_OPCODES, TB_FOR_RECORD, TB_SECT_SAMPLING, "    --opcodes",
 	  "read the executing opcode of every frame, not only the\n"
 	  "innermost one (kept per node: which CALL form each caller runs)" },
@@ -198,6 +198,7 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 			return bad(err, errlen, "-r takes a rate from 1 to 20000 Hz");
 		break;
 	case O_DEPTH:
+		o->max_depth_given = 1;
 		if (tb_parse_uint(arg, 1, TB_MAX_FRAMES, &o->max_depth))
 			return bad(err, errlen, "--max-depth takes a depth from 1 to 1024");
 		break;
@@ -451,7 +452,8 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 {
 	const struct tb_session_opts *o = s->o;
 	struct tb_sampler_opts so = {
-		.hz = o->hz, .max_depth = o->max_depth, .ringbuf_mb = o->ringbuf_mb,
+		.hz = o->hz, .max_depth = o->max_depth, .max_depth_given = o->max_depth_given,
+		.ringbuf_mb = o->ringbuf_mb,
 		.read_opcodes = o->opcodes < 0 ? 0 : o->opcodes > 0 ? 2 : 1,
 		.bench_walk = (int)o->bench_walk, .bench_task_reads = o->bench_task_reads, .cpu = o->cpu, .floor = o->floor,
 		.follow_mode = o->all_python ? TB_FOLLOW_ALL : o->subprocesses ? TB_FOLLOW_CHILDREN : TB_FOLLOW_NONE,

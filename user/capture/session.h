@@ -18,6 +18,7 @@
 
 struct tb_session_opts {
 	unsigned hz, max_depth, ringbuf_mb;
+	int max_depth_given;  /* --max-depth given (else TB_DEFAULT_DEPTH, or what the kernel's walk reaches) */
 	int opcodes;          /* -1 none, 0 the innermost frame's, 1 every frame's */
 	enum tb_mode mode;
 	int no_gc;
