@@ -15,6 +15,8 @@
 #define MAX_ROWS (1u << 22)       /* as TB_CFI_MAX_ROWS: one big library's table fits */
 #define MAX_FILES 1024            /* file slots */
 #define GUESS_WORDS 512           /* stack words searched for a frame record (guess_rbp) */
+#define GUESS_CHAIN 4             /* records a guessed frame pointer leads through */
+#define GUESS_TRIES 8             /* guessed frame pointers walked from */
 
 struct dump_native {
 	pid_t pid;
@@ -123,24 +125,74 @@ struct dump_native *tb_dump_native_open(pid_t pid, char *err, size_t errlen)
 	return d;
 }
 
-/* The kernel shows no rbp of a blocked thread: a guess for it, for the frames unwound by
- * frame pointer above the leaf (which keeps its caller's rbp): the lowest frame record
- * above sp, a saved rbp above it on the stack and a return address into code. The walk
- * goes on from rules wherever a frame saved rbp; 0 when none is found. */
-static uint64_t guess_rbp(struct dump_native *d, uint64_t sp)
+/* Does addr hold a return address into code? */
+static int in_code(const struct dump_native *d, uint64_t addr)
+{
+	return tb_code_range_find(d->ranges, d->nranges, sizeof(d->ranges[0]), addr) < d->nranges;
+}
+
+/* Is at the start of a chain of GUESS_CHAIN frame records (saved rbp above it on the
+ * stack, then a return address into code), or of fewer ending in a saved rbp of 0? */
+static int frame_chain_at(struct dump_native *d, uint64_t at)
+{
+	for (int i = 0; i < GUESS_CHAIN; i++) {
+		uint64_t rec[2];
+
+		if (tb_uw_read_pid(&d->pid, at, rec, sizeof(rec)) || !in_code(d, rec[1]))
+			return 0;
+		if (!rec[0])
+			return i > 0;
+		if (rec[0] <= at || rec[0] - at > (1u << 20) || (rec[0] & 7))
+			return 0;
+		at = rec[0];
+	}
+	return 1;
+}
+
+/* The kernel shows no rbp of a blocked thread: candidates for it, for the frames unwound
+ * by frame pointer above the leaf (which keeps its caller's rbp): the addresses above sp,
+ * lowest first, where a chain of frame records starts (stale records of the leaf's frames
+ * among them). Returns how many (<= max). */
+static int rbp_candidates(struct dump_native *d, uint64_t sp, uint64_t *out, int max)
 {
 	uint64_t stack[GUESS_WORDS + 1];
+	int n = 0;
 
 	if (tb_uw_read_pid(&d->pid, sp & ~7ull, stack, sizeof(stack)))
 		return 0;
-	for (uint32_t i = 0; i < GUESS_WORDS; i++) {
+	for (uint32_t i = 0; i < GUESS_WORDS && n < max; i++) {
 		uint64_t at = (sp & ~7ull) + 8ull * i;
 
-		if (stack[i] > at && stack[i] - at < (1u << 20) && !(stack[i] & 7) &&
-		    tb_code_range_find(d->ranges, d->nranges, sizeof(d->ranges[0]), stack[i + 1]) < d->nranges)
-			return at;
+		if (stack[i] > at && stack[i] - at < (1u << 20) && !(stack[i] & 7) && in_code(d, stack[i + 1]) &&
+		    frame_chain_at(d, at))
+			out[n++] = at;
 	}
-	return 0;
+	return n;
+}
+
+/* The walk from sp and pc: with rbp 0, then with each candidate rbp; the first that
+ * reaches the outermost frame, else the longest. */
+static uint32_t walk_blocked(struct dump_native *d, const struct tb_uw_walk *w, uint64_t sp, uint64_t pc,
+			     struct tb_uw_frame *out, enum tb_uw_stop *stop)
+{
+	static struct tb_uw_frame tmp[TB_MAX_NATIVE];
+	uint64_t cand[GUESS_TRIES + 1] = { 0 };
+	int ncand = 1 + rbp_candidates(d, sp, cand + 1, GUESS_TRIES);
+	uint32_t best = 0;
+
+	*stop = TB_UW_NO_REGS;
+	for (int i = 0; i < ncand; i++) {
+		struct tb_uw_regs regs = { pc, sp, cand[i], 1 }; /* it resumes after the syscall */
+		enum tb_uw_stop st;
+		uint32_t n = tb_unwind(w, &regs, tmp, &st);
+
+		if ((st == TB_UW_DONE && (*stop != TB_UW_DONE || n > best)) || (*stop != TB_UW_DONE && n > best)) {
+			memcpy(out, tmp, n * sizeof(*tmp));
+			best = n;
+			*stop = st;
+		}
+	}
+	return best;
 }
 
 int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsigned py_minor,
@@ -162,9 +214,7 @@ int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsi
 	switch (th->native_tid ? tb_task_syscall(d->pid, th->native_tid, &nr, &regs.sp, &regs.ip)
 			       : TB_TASK_REGS_NONE) {
 	case TB_TASK_REGS_BLOCKED:
-		regs.ip_is_ra = 1;          /* it resumes after the syscall instruction */
-		regs.bp = guess_rbp(d, regs.sp);
-		nnat = tb_unwind(&w, &regs, nat, &stop);
+		nnat = walk_blocked(d, &w, regs.sp, regs.ip, nat, &stop);
 		if (stop != TB_UW_DONE)
 			*note = tb_uw_stop_names[stop];
 		break;
