@@ -514,6 +514,124 @@ def test_dump(py, tag):
     return "4 threads, each worker in its own function (newest last)"
 
 
+def dump_states_once(pid, tag):
+    """One dump --json --native of dumpstates.py; the list of what is not as expected."""
+    r = tb.run(["dump", "--json", "--native", str(pid)])
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    by_name = {t["name"]: t for t in d["threads"]}
+    bad = []
+    want = {"MainThread", "http-worker-0", "http-worker-1", "locked", "spinner"}
+    if set(by_name) != want:
+        return ["names %s" % sorted(by_name)]
+    for name in ("http-worker-0", "http-worker-1", "locked", "MainThread"):
+        t = by_name[name]
+        if t["state"] != "idle" or t["active"] or t["holds_gil"]:
+            bad.append("%s: %s active=%s gil=%s" % (name, t["state"], t["active"], t["holds_gil"]))
+    spinner = by_name["spinner"]
+    if spinner["state"] != "active" or spinner["holds_gil"] == free_threaded(tag):
+        bad.append("spinner: %s gil=%s" % (spinner["state"], spinner["holds_gil"]))
+    if not all(t["python_name"] for t in d["threads"] if t["name"] != "MainThread"):
+        bad.append("not every thread by its Python name")
+    # the main thread's merged frames, outermost first: Python, native (qsort), Python, native
+    kinds = [(f["kind"], f["name"]) for f in by_name["MainThread"]["merged"]]
+    names = [n for _, n in kinds]
+    try:
+        outer, inner = names.index("call_sorted"), names.index("cmp")
+        assert kinds[outer][0] == "python" and kinds[inner][0] == "python" and outer < inner
+        assert any(k == "native" and "qsort" in n for k, n in kinds[outer:inner]), "no qsort between"
+        assert any(k == "native" for k, _ in kinds[inner + 1:]), "no native frame under cmp"
+        assert all(k != "marker" for k, _ in kinds), "a marker"
+    except (ValueError, AssertionError) as e:
+        bad.append("main thread merged %s: %s" % (e, names))
+    return bad
+
+
+def test_dump_states(py, tag):
+    """dump of threads in known states: Python names (threading.Thread(name=...),
+    MainThread), idle (time.sleep, lock.acquire) and active + GIL holder (a spinning thread),
+    and --native: the main thread's Python frames merged with libc's qsort and the sleep
+    under the Python callback qsort calls (ctypes)."""
+    proc = subprocess.Popen(py + [tb.workload("dumpstates.py"), "60"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        # the spinner is runnable and holds the GIL nearly always; the others sleep: a
+        # snapshot may still catch a sleeper waking, so up to 5 dumps
+        for attempt in range(5):
+            time.sleep(0.5)
+            bad = dump_states_once(proc.pid, tag)
+            if not bad:
+                break
+        assert not bad, "; ".join(bad)
+        txt = tb.run(["dump", "--native", str(proc.pid)])
+        assert txt.returncode == 0 and '"http-worker-0" (idle)' in txt.stdout, txt.stdout
+    finally:
+        proc.kill()
+        proc.wait()
+    return "5 threads by their Python names, states right (dump %d), native merge py/qsort/py/native" % (
+        attempt + 1)
+
+
+def test_dump_not_root():
+    """dump of another user's process as nobody: one line naming what it needs."""
+    proc = subprocess.Popen(["/usr/bin/python3.11", "-c", "import time; time.sleep(30)"])
+    try:
+        time.sleep(0.3)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", tb.BIN,
+                            "dump", str(proc.pid)], capture_output=True, text=True)
+    finally:
+        proc.kill()
+        proc.wait()
+    line = one_line_error(r, "permission denied")
+    assert "CAP_SYS_PTRACE" in line and r.returncode == 1 and not r.stdout, (r.returncode, r.stdout)
+    return line
+
+
+def test_process_names(pys):
+    """A host capture (-a) of two Python processes running different scripts: their
+    process nodes (JSON) and .folded roots are named by the scripts, "python3.X NAME.py
+    (pid N)", not by the interpreter's OS name alone."""
+    pys = [p for p in pys if not free_threaded("%s-%s" % (p[0], p[1]))]
+    (_, _, py_a), (_, _, py_b) = pys[0], pys[-1]
+    scripts = []
+    for name in ("alpha_app", "beta_app"):
+        path = os.path.join(TMP, name + ".py")
+        with open(path, "w") as f:
+            f.write("import time\ndef %s_work():\n    t = time.time()\n"
+                    "    while time.time() - t < 30: sum(range(1000))\n%s_work()\n" % (name, name))
+        scripts.append(path)
+    procs = [subprocess.Popen(py_a + [scripts[0]]), subprocess.Popen(py_b + [scripts[1]])]
+    try:
+        time.sleep(0.5)  # started: the capture finds them by their runtime
+        out = os.path.join(TMP, "names.json")
+        fold = os.path.join(TMP, "names.folded")
+        r = tb.run(["-q", "--all-python", "-d", "2", "-o", out, "-o", fold])
+        assert r.returncode == 0, r.stderr
+        data = tb.tree_json.load(out)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    names = {}
+
+    def walk(node):
+        if node.get("kind") == "process":
+            names[node["pid"]] = node["name"]
+        for c in node["children"]:
+            walk(c)
+    walk(data["tree"])
+    roots = {}
+    for line in open(fold):
+        root = line.split(";", 1)[0]
+        roots[int(root.rsplit("(pid ", 1)[1].rstrip(")"))] = root
+    for p, script, argv in zip(procs, scripts, (py_a, py_b)):
+        want = "%s %s (pid %d)" % (os.path.basename(argv[-1]), script if len(script) <= 56 else
+                                   "..." + script[-53:], p.pid)
+        assert names.get(p.pid) == want, "JSON: %r, want %r" % (names.get(p.pid), want)
+        assert roots.get(p.pid) == want, ".folded: %r, want %r" % (roots.get(p.pid), want)
+    return "; ".join(names[p.pid] for p in procs)
+
+
 # ---- system-wide and containers -------------------------------------------
 
 def start_capture(args, name):
@@ -1087,7 +1205,7 @@ def main():
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
         for fn in (test_slices, test_threads, test_deep, test_attach, test_gil_wall, test_gil_mode,
-                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_parallel,
+                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_dump_states, test_parallel,
                    test_kernel_syscalls, test_kernel_wall):
             if skipped(fn.__name__):
                 continue
@@ -1095,7 +1213,7 @@ def main():
                 continue  # threads run one at a time with a GIL
             check("%s %s" % (fn.__name__, tag), fn, argv, tag)
     for fn in (test_short_lived, test_versions_at_once, test_container_isolation, test_cgroup_alone,
-               test_fake_tlbc):
+               test_fake_tlbc, test_process_names):
         if skipped(fn.__name__):
             continue
         check(fn.__name__, fn, pys)
@@ -1104,7 +1222,7 @@ def main():
         tag = "%s-%s" % (minor, kind)
         if free_threaded(tag) and not skipped("test_diff"):
             check("test_diff %s" % tag, test_diff, argv, tag)
-    for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
+    for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_dump_not_root, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output, test_signal_at_start, test_version, test_live_is_top,
                test_command_words, test_summary_rows, test_kernel_hidden, test_kernel_render):
         if skipped(fn.__name__):

@@ -205,6 +205,7 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 		return -1;
 	}
 	tb_read_proc_names(pid, t->comm, sizeof(t->comm), t->cmdline, sizeof(t->cmdline));
+	tb_procname_read(pid, t->comm, t->name, sizeof(t->name));
 	for (int i = 0; i < n; i++) {
 		struct tb_elffacts f;
 		uint64_t bias;

@@ -5,10 +5,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cpython/layout.h"
+#include "proc/procname.h"
 
 struct tb_target {
 	pid_t pid;
 	char comm[32];            /* /proc/PID/comm */
+	char name[TB_PROCNAME_MAX]; /* shown as: "python3 app.py" (proc/procname.c), else comm */
 	char cmdline[256];        /* /proc/PID/cmdline, spaces between args */
 	char elf_path[PATH_MAX];  /* file holding _PyRuntime, as the target sees it */
 	int shared_lib;           /* runtime lives in libpython*.so */

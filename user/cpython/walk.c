@@ -84,6 +84,7 @@ static void add_frame(struct tb_uthread *th, uint32_t *cap, uint64_t code, int64
 	th->frames[th->depth].code = code;
 	th->frames[th->depth].offset = (int32_t)offset;
 	th->frames[th->depth].code_id = id;
+	th->frames[th->depth].entry = 0;
 	th->depth++;
 }
 
@@ -140,8 +141,12 @@ static void walk_frames(struct walk *w, uint64_t frame, struct tb_uthread *th, i
 		if (o->frame_owner != TB_NO_OFFSET) {
 			uint8_t owner = fb[o->frame_owner];
 
-			if (owner >= o->owner_skip_min || owner == o->owner_cstack)
+			if (owner >= o->owner_skip_min || owner == o->owner_cstack) {
+				/* 3.12+: an evaluator call's shim lies under its first frame */
+				if (owner == o->owner_entry && th->depth)
+					th->frames[th->depth - 1].entry = 1;
 				continue;
+			}
 		}
 		if (th->depth >= max_depth) {
 			th->truncated = 1;
@@ -172,6 +177,8 @@ static void walk_frames(struct walk *w, uint64_t frame, struct tb_uthread *th, i
 			offset = -2;
 		add_frame(th, &cap, code, offset,
 			  tb_code_id(rd32(cb, o->code_firstlineno), rd32(cb, o->code_argcount), version));
+		if (o->frame_is_entry < w->frame_size && fb[o->frame_is_entry]) /* 3.11 */
+			th->frames[th->depth - 1].entry = 1;
 	}
 	if (frame)
 		th->truncated = 1;
@@ -219,7 +226,8 @@ static int gil_holder(struct walk *w, uint64_t interp, uint64_t *holder)
 
 /* One thread state at ts into th (holder: the GIL's holder); the next one, 0 at the end
  * of the list or on errors. */
-static uint64_t walk_thread(struct walk *w, uint64_t ts, uint64_t holder, struct tb_uthread *th, int max_depth)
+static uint64_t walk_thread(struct walk *w, uint64_t ts, uint64_t holder, int collecting, struct tb_uthread *th,
+			    int max_depth)
 {
 	const struct tb_layout *l = &w->t->layout;
 	const struct tb_py_offsets *o = &l->bpf;
@@ -238,6 +246,7 @@ static uint64_t walk_thread(struct walk *w, uint64_t ts, uint64_t holder, struct
 	else
 		th->native_tid = tid_from_pthread(w, th->ident);
 	th->holds_gil = holder == ts;
+	th->in_gc = th->holds_gil && collecting;
 	frame = rd64(tb, o->tstate_frame);
 	if (frame && o->cframe_current_frame != TB_NO_OFFSET && rd64_at(w, frame + o->cframe_current_frame, &frame))
 		th->error = "the current frame could not be read";
@@ -282,9 +291,13 @@ int tb_walk_process(const struct tb_target *t, struct tb_uthread *out, int max, 
 	for (int k = 0; k < MAX_INTERPRETERS && interp && !loops_back(&interps, interp); k++) {
 		struct loop_watch threads = { 0 };
 		uint64_t ts = 0, holder = 0;
+		int32_t collecting = 0;
 		int first = n;
 
 		gil_holder(&w, interp, &holder);
+		if (t->layout.interp_gc_collecting == TB_NO_OFFSET ||
+		    rd(&w, interp + t->layout.interp_gc_collecting, &collecting, sizeof(collecting)))
+			collecting = 0;
 		if (rd64_at(&w, interp + o->interp_threads_head, &ts))
 			break;
 		for (int guard = 0; ts && guard < TB_WALK_MAX_THREADS; guard++) {
@@ -298,7 +311,7 @@ int tb_walk_process(const struct tb_target *t, struct tb_uthread *out, int max, 
 				snprintf(err, errlen, "more than %d threads: the rest are not shown", max);
 				break;
 			}
-			ts = walk_thread(&w, ts, holder, &out[n++], max_depth);
+			ts = walk_thread(&w, ts, holder, collecting != 0, &out[n++], max_depth);
 		}
 		if (rd64_at(&w, interp + o->interp_next, &interp))
 			interp = 0;

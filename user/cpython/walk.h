@@ -11,6 +11,7 @@ struct tb_uframe {
 	uint64_t code;
 	int32_t offset;
 	uint16_t code_id;
+	uint8_t entry;           /* the frame an evaluator call was made for (TB_FF_ENTRY) */
 };
 
 struct tb_uthread {
@@ -18,6 +19,7 @@ struct tb_uthread {
 	uint64_t ident;          /* pthread_self() / threading.get_ident() */
 	uint32_t native_tid;     /* 0 when the version does not record it (3.10) */
 	int holds_gil;
+	int in_gc;               /* holds the GIL while its interpreter collects garbage */
 	int depth;
 	int truncated;
 	const char *error;       /* why the stack could not be read, or NULL */

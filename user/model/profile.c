@@ -197,7 +197,7 @@ static uint32_t add_record(struct tb_profile *p, const struct tb_target *t, int 
 	pi = &p->procs[p->nprocs];
 	memset(pi, 0, sizeof(*pi));
 	pi->pid = pid;
-	pi->comm = tb_strtab_intern(&p->pstrs, t->comm);
+	pi->comm = tb_strtab_intern(&p->pstrs, t->name[0] ? t->name : t->comm); /* the name it is shown by */
 	pi->cmdline = tb_strtab_intern(&p->pstrs, t->cmdline);
 	pi->elf_path = tb_strtab_intern(&p->pstrs, t->elf_path);
 	pi->version = tb_strtab_intern(&p->pstrs, tb_layout_version_str(&t->layout, version, sizeof(version)));

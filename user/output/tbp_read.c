@@ -157,7 +157,7 @@ static int read_processes(struct tb_rd *r, struct tb_profile *p)
 		reserved = (uint32_t)tb_rd_get(r, 2, "process");
 		t.runtime_addr = tb_rd_get(r, 8, "process");
 		t.pycode_type = tb_rd_get(r, 8, "process");
-		tb_rd_copy_str(r, t.comm, sizeof(t.comm), "process name");
+		tb_rd_copy_str(r, t.name, sizeof(t.name), "process name");
 		tb_rd_copy_str(r, t.cmdline, sizeof(t.cmdline), "process command line");
 		tb_rd_copy_str(r, t.elf_path, sizeof(t.elf_path), "process executable path");
 		tb_rd_copy_str(r, version, sizeof(version), "process Python version");

@@ -122,7 +122,7 @@ static void put_processes(struct tb_cap_out *o, const struct tb_profile *p)
 		tb_cap_u64(b, pi->runtime_addr);
 		tb_cap_u64(b, pi->pycode_type);
 		/* each bounded as its struct tb_target field (where it came from) */
-		tb_cap_str(b, tb_str(&p->pstrs, pi->comm), 32);
+		tb_cap_str(b, tb_str(&p->pstrs, pi->comm), TB_PROCNAME_MAX - 1); /* its name */
 		tb_cap_str(b, tb_str(&p->pstrs, pi->cmdline), 256);
 		tb_cap_str(b, tb_str(&p->pstrs, pi->elf_path), PATH_MAX);
 		tb_cap_str(b, tb_str(&p->pstrs, pi->version), 32);

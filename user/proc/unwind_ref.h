@@ -3,7 +3,7 @@
  * the file's rows -> CFA rule -> return address at CFA-8 and the rbp rule,
  * frame pointers where a file has no table, PLT and signal frames, a reason
  * for every stop, bounded depth, a strictly increasing stack pointer.  Used
- * to prove the tables before BPF, and by `dump` on stopped threads. */
+ * to prove the tables before BPF, and by `dump --native` on blocked threads. */
 #ifndef TB_UNWIND_REF_H
 #define TB_UNWIND_REF_H
 #include <stddef.h>

@@ -1,0 +1,49 @@
+"""dumpstates.py: threads in known states for `dump` (tests/integration/run.py test_dump_states):
+http-worker-0 and http-worker-1 sleep in time.sleep, "locked" waits in lock.acquire, "spinner"
+spins in Python (active, the GIL holder), and the main thread sleeps in a Python callback
+(cmp) called by libc's qsort through ctypes (its native frames: Python, native, Python,
+native). Prints "ready" and runs for argv[1] seconds (default 60)."""
+import ctypes
+import sys
+import threading
+import time
+
+SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+lock = threading.Lock()
+lock.acquire()
+
+
+def sleeper():
+    time.sleep(SECONDS)
+
+
+def locked():
+    lock.acquire()
+
+
+def spin():
+    x = 0
+    while True:
+        x += 1
+
+
+for i in range(2):
+    threading.Thread(target=sleeper, name="http-worker-%d" % i, daemon=True).start()
+threading.Thread(target=locked, name="locked", daemon=True).start()
+threading.Thread(target=spin, name="spinner", daemon=True).start()
+
+CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+
+
+def cmp(a, b):
+    time.sleep(SECONDS)
+    return a[0] - b[0]
+
+
+def call_sorted():
+    arr = (ctypes.c_int * 2)(2, 1)
+    ctypes.CDLL(None).qsort(arr, 2, ctypes.sizeof(ctypes.c_int), CMP(cmp))
+
+
+print("ready", flush=True)
+call_sorted()

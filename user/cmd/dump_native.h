@@ -1,0 +1,33 @@
+/* dump_native.h: `dump --native`: each thread's native frames, merged with its Python
+ * frames as `record --native` merges them (model/merge.c). Without stopping the process:
+ * a thread blocked in the kernel is unwound from the stack pointer and pc the kernel
+ * shows in /proc/PID/task/TID/syscall, over the unwind tables of the files it maps
+ * (capture/unwind.c's registry, built at once) with proc/unwind_ref.c; a running
+ * thread's registers cannot be read that way, and it gets no native frames. */
+#ifndef TB_DUMP_NATIVE_H
+#define TB_DUMP_NATIVE_H
+#include <stdint.h>
+#include <sys/types.h>
+#include "cpython/walk.h"
+#include "model/symbolize.h"
+
+struct dump_native;
+
+/* One frame of a merged stack. */
+struct dump_frame {
+	int python;               /* index into the thread's Python frames, or -1 */
+	uint32_t code;            /* native: its code entry in the symbolizer (name, module) */
+	const char *marker;       /* "<native truncated>", "<native unmerged>", or NULL */
+};
+
+/* The unwind tables and symbols of pid's mapped files; NULL with err when they cannot
+ * be read. */
+struct dump_native *tb_dump_native_open(pid_t pid, char *err, size_t errlen);
+/* Thread th's frames merged, innermost first, into out (room for
+ * th->depth + TB_MAX_NATIVE + 1); returns how many, and in *note NULL or why native
+ * frames are missing or cut ("running", a stop reason). */
+int tb_dump_native_thread(struct dump_native *n, struct tb_symbolizer *sym, unsigned py_minor,
+			  const struct tb_uthread *th, struct dump_frame *out, const char **note);
+void tb_dump_native_close(struct dump_native *n);
+
+#endif
