@@ -150,6 +150,31 @@ static void test_z(void **state)
 	assert_true(tb_diff_z(0, 0, 5, 100) == 0);
 }
 
+/* tb_diff_min_change: the change the test can call at a given size (the page's banner) */
+static void test_min_change(void **state)
+{
+	double drop, rise;
+
+	(void)state;
+	/* issue 26's pair: 83 against 66 samples; a 32% drop of a big frame stayed grey */
+	assert_int_equal(tb_diff_min_change(83, 66, 0.25, &drop, &rise), 1);
+	assert_true(drop > 0.5 && drop < 0.6);
+	assert_true(rise > 0.5);
+	/* the answer is where |z| crosses 1.96 */
+	assert_int_equal(tb_diff_min_change(1e6, 1e6, 0.25, &drop, &rise), 0);
+	assert_true(drop > 0 && drop < 0.01 && rise > 0 && rise < 0.01);
+	assert_true(fabs(tb_diff_z(250000, 1e6, (uint64_t)llround(250000 * (1 - drop)), 1e6) + 1.96) < 0.01);
+	assert_true(fabs(tb_diff_z(250000, 1e6, (uint64_t)llround(250000 * (1 + rise)), 1e6) - 1.96) < 0.01);
+	assert_int_equal(tb_diff_min_change(2000, 2000, 0.25, &drop, &rise), 0);
+	assert_true(drop < 0.2);
+	/* a side with no sample: nothing can be called */
+	assert_int_equal(tb_diff_min_change(0, 100, 0.25, &drop, &rise), 1);
+	assert_true(drop < 0 && rise < 0);
+	/* 8 samples now: a quarter-share frame could vanish unnoticed (|z| = sqrt(0.25 * 8) < 1.96) */
+	assert_int_equal(tb_diff_min_change(1000, 8, 0.25, &drop, &rise), 1);
+	assert_true(drop < 0);
+}
+
 static void test_folded(void **state)
 {
 	struct tb_profile b, c;
@@ -177,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_small_counts_are_noise),
 		cmocka_unit_test(test_empty_sides),
 		cmocka_unit_test(test_z),
+		cmocka_unit_test(test_min_change),
 		cmocka_unit_test(test_folded),
 	};
 
