@@ -98,7 +98,7 @@ counted golden python3 tests/golden/check.py
 counted json-versions python3 tests/golden/roundtrip.py
 
 # browser: Debian's chromium on every page kind (tests/browser/run.sh makes its own captures)
-for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks v2 preview; do
+for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks v2 preview layout; do
 	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
 done
 

@@ -117,6 +117,12 @@ async function run() {
   check('page becomes ready (data-ready=1)', (await ev(page, () => document.body.dataset.ready)) === '1', await ev(page, () => document.getElementById('error').textContent.slice(0, 80)));
   check('body data-mode is "diff"', (await ev(page, () => document.body.dataset.mode)) === 'diff');
   check('diff controls are shown', await page.isVisible('#diff-controls') && await page.isVisible('#elided') && await page.isVisible('#band') && await page.isVisible('#show-noise'));
+  // too few samples for the test (the JSON's too_few_samples, output/diff.c): a banner with both sizes
+  const few = dd.too_few_samples === true, ban = (await page.isVisible('#banner')) ? await page.textContent('#banner') : null;
+  const nf = (x) => new Intl.NumberFormat('en-US').format(x);
+  check(`too-few-samples banner ${few ? 'shown, with both sizes' : 'not shown'} (too_few_samples ${dd.too_few_samples}, min_change ${JSON.stringify(dd.min_change)})`,
+    few ? !!ban && ban.includes(`baseline ${nf(bmeta.python_samples)}`) && ban.includes(`current ${nf(cmeta.python_samples)}`) : ban === null, JSON.stringify(ban && ban.slice(0, 120)));
+  if (few && dd.min_change && dd.min_change.drop != null) check('the banner gives the drop the test needs', ban.includes(`drop by ${+(dd.min_change.drop * 100).toFixed(dd.min_change.drop < 0.1 ? 1 : 0)}%`), JSON.stringify(ban.slice(0, 200)));
   const st0 = await ev(page, () => tbView.state());
   check('state: default band and steps come from the JSON', st0.band === dd.band && JSON.stringify(st0.steps) === JSON.stringify(dd.steps), JSON.stringify([st0.band, st0.steps]));
 

@@ -96,13 +96,16 @@ function jsonOps(nodes, tid) {
   const total = rows.reduce((a, r) => a + r.samples, 0), spec = rows.filter((r) => r.name !== r.base).reduce((a, r) => a + r.samples, 0);
   return { rows, self, total, spec: total ? spec / total : 0 };
 }
-/** The JSON node at a page path ([[name, lineno], ...] from the root). */
+/** The JSON node at a page path ([[name, lineno, file], ...] from the root): siblings of one name
+ *  told apart by line, then by file (`<module>` frames are all line 1). */
 function nodeAt(p) {
   let n = tree;
-  for (const [name, line] of (p || []).slice(1)) {
-    const c = (n.children || []).filter((x) => x.name === name);
-    n = c.length > 1 ? c.find((x) => (x.lineno ?? 0) === line) || c[0] : c[0];
-    if (!n) return null;
+  for (const [name, line, file] of (p || []).slice(1)) {
+    let c = (n.children || []).filter((x) => x.name === name);
+    if (c.length > 1) c = c.filter((x) => (x.lineno ?? 0) === line);
+    if (c.length > 1) c = c.filter((x) => (x.filename ?? '') === file);
+    if (c.length !== 1) return null;
+    n = c[0];
   }
   return n;
 }
@@ -398,7 +401,10 @@ async function opcodeChecks(page) {
   await ev(page, () => { tbView.selectThread(null); tbView.search(''); tbView.zoomTo(null); tbView.select(null); });
   if ((await ev(page, () => document.documentElement.dataset.theme)) === 'dark') await page.click('#theme');
   if (await ev(page, () => tbView.state().inverted)) await page.click('#invert');
-  check('instructions: panel open by default (the profile has opcodes)', await page.isVisible('#ipanel') && (await page.getAttribute('#ip-toggle', 'aria-pressed')) === 'true');
+  // closed by default (the graph gets the width); the button's dot says there is instruction data
+  check('instructions: panel closed by default, the button marked (the profile has opcodes)', !(await page.isVisible('#ipanel')) && (await page.getAttribute('#ip-toggle', 'aria-pressed')) === 'false' && (await page.isVisible('#ip-toggle .dot')));
+  await page.click('#ip-toggle');
+  check('instructions: the button opens it', await page.isVisible('#ipanel'));
   const hint = await page.textContent('#ip-body');
   check('instructions: empty panel says how to select a frame', /Click/.test(hint) && /Shift/.test(hint), JSON.stringify(hint.slice(0, 80)));
 

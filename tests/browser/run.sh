@@ -39,6 +39,12 @@
 #               first, within TB_PREVIEW_BUDGET_MS (1000), the same wide frames as the whole view, a
 #               zoom and a search kept when the data comes in, a broken preview passed over; a small
 #               capture's page has none
+#   layout      the flame graph page at 1280x800, 1400x900 and 1920x1080 (layout.test.mjs) on
+#               captures (root: BPF) of deep.py (60 frames deep: graph width, one-line toolbars,
+#               labels whole, no jump on zoom, the graph back after Esc, timeline lanes, dark
+#               strip), threads.py in wall mode (the sidebar's stats), an idle process (0 samples:
+#               the message) and threads.py at 29 Hz for 0.6 s (< 50 samples: the banner); the
+#               width and toolbars of a diff of the two, and of the synthetic kinds and realistic pages
 #   all         every suite above, one after the other
 #
 # Environment: TB_PYTHON (/usr/bin/python3.11) runs the workloads; budgets TB_FIRST_RENDER_BUDGET_MS
@@ -324,17 +330,44 @@ suite_preview() {
 	counted node "$here/preview.test.mjs" "$out/big.html" "$out/big-v1.html" --small "$out/small.html" --out "$out"
 }
 
+suite_layout() {
+	local idle
+	need_binary
+	fresh_out
+	step "capture deep.py (60 frames, 1.5 s at 499 Hz)" "$bin" -q -r 499 -o "$out/deep.html" -o "$out/deep.json" -o "$out/deep.tbp" -- "$py" "$wl/deep.py" 60 1.5
+	step "capture threads.py in wall mode (1.5 s at 99 Hz)" quiet "$bin" -q --mode wall -r 99 -o "$out/wall.html" -o "$out/wall.json" -- \
+		"$py" "$wl/threads.py" 1.5
+	step "capture threads.py briefly (0.6 s at 29 Hz: under 50 samples)" quiet "$bin" -q -r 29 -o "$out/few.html" -o "$out/few.json" -o "$out/few.tbp" -- \
+		"$py" "$wl/threads.py" 0.6
+	"$py" "$wl/idle.py" 10 &
+	idle=$!
+	sleep 0.5
+	step "capture an idle process (0 samples)" "$bin" -q -r 99 -d 0.5 -p "$idle" -o "$out/empty.html" -o "$out/empty.json"
+	kill "$idle" 2>/dev/null
+	wait "$idle" 2>/dev/null
+	# the toolbars of pages with more controls: a diff (its own row), native and kernel frames
+	# (two more buttons), hostile names in the selectors
+	step "tachyon-bpf diff deep few" "$bin" diff "$out/deep.tbp" "$out/few.tbp" -o "$out/diff.html"
+	step "generate the kinds profile" python3 "$here/gen_profile.py" kinds "$out/kinds.json"
+	step "make its page" python3 "$here/make_page.py" "$out/kinds.json" "$out/kinds.html"
+	step "generate the realistic profile" python3 "$here/gen_profile.py" realistic "$out/realistic.json"
+	step "make its page" python3 "$here/make_page.py" "$out/realistic.json" "$out/realistic.html"
+	page_test layout.test.mjs --deep "$out/deep.html" "$out/deep.json" --wall "$out/wall.html" "$out/wall.json" \
+		--empty "$out/empty.html" "$out/empty.json" --few "$out/few.html" "$out/few.json" \
+		--toolbars "$out/diff.html" --toolbars "$out/kinds.html" --toolbars "$out/realistic.html"
+}
+
 suite_all() {
 	local s
-	for s in synthetic real diff opcodes heatmap kinds timeline tasks v2 preview; do
+	for s in synthetic real diff opcodes heatmap kinds timeline tasks v2 preview layout; do
 		counted bash "$0" "$s"
 	done
 }
 
 case $suite in
-synthetic | real | diff | opcodes | heatmap | kinds | timeline | tasks | v2 | preview | all) ;;
+synthetic | real | diff | opcodes | heatmap | kinds | timeline | tasks | v2 | preview | layout | all) ;;
 *)
-	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|timeline|tasks|v2|preview|all [PAGE.html DATA.json [FUNCTION]]..." >&2
+	echo "usage: tests/browser/run.sh synthetic|real|diff|opcodes|heatmap|kinds|timeline|tasks|v2|preview|layout|all [PAGE.html DATA.json [FUNCTION]]..." >&2
 	echo "0 passed, 1 failed"
 	exit 2
 	;;

@@ -35,26 +35,27 @@ static int usage(FILE *f, int rc)
 }
 
 /* Too few samples on either side for the significance test to call
- * anything but large changes: said, with the size of the smallest one. */
+ * anything but large changes (tb_diff_min_change, the page's banner): said,
+ * with the smallest drop and rise it calls. */
 static void few_samples_warning(const struct tb_profile *base, const struct tb_profile *cur, int quiet)
 {
 	uint64_t n0 = base->python_samples, n1 = cur->python_samples;
-	double d = tb_diff_min_change(n0, n1, TB_DIFF_FEW_SHARE);
+	double drop, rise;
 
-	if (quiet || d <= TB_DIFF_FEW_CHANGE)
+	if (quiet || !tb_diff_min_change((double)n0, (double)n1, TB_DIFF_FEW_SHARE, &drop, &rise))
 		return;
 	if (!n0 || !n1)
 		fprintf(stderr, "tachyon-bpf: diff: warning: the %s capture has no samples with Python frames: "
 			"every function shows as %s\n", !n0 ? "baseline" : "current", !n0 ? "new" : "gone");
-	else if (d > 10)
-		fprintf(stderr, "tachyon-bpf: diff: warning: only %llu and %llu samples: too few for any change to be "
+	else if (drop < 0 || rise < 0)
+		fprintf(stderr, "tachyon-bpf: diff: warning: only %llu and %llu samples: too few for a change to be "
 			"called significant (grey); capture longer (-d) or at a higher rate (-r)\n",
 			(unsigned long long)n0, (unsigned long long)n1);
 	else
 		fprintf(stderr, "tachyon-bpf: diff: warning: only %llu and %llu samples: a function of %.0f%% of the "
-			"samples is called changed only past %.0f%% (smaller changes stay grey); capture longer "
-			"(-d) or at a higher rate (-r)\n", (unsigned long long)n0, (unsigned long long)n1,
-			100 * TB_DIFF_FEW_SHARE, 100 * d);
+			"samples is called changed only if it drops by %.0f%% or rises by %.0f%% (smaller changes "
+			"stay grey); capture longer (-d) or at a higher rate (-r)\n", (unsigned long long)n0,
+			(unsigned long long)n1, 100 * TB_DIFF_FEW_SHARE, 100 * drop, 100 * rise);
 }
 
 int tb_cmd_diff(int argc, char **argv)

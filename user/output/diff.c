@@ -216,32 +216,46 @@ static void index_baseline(struct diffctx *d)
 	}
 }
 
-double tb_diff_z(uint64_t c0, double e0, uint64_t c1, double e1)
+/* the test on counts that may be fractional (tb_diff_min_change's expected counts) */
+static double z_of(double c0, double e0, double c1, double e1)
 {
-	double n = (double)c0 + (double)c1, p;
+	double n = c0 + c1, p;
 
 	if (n <= 0 || e0 <= 0 || e1 <= 0)
 		return 0;
 	p = e1 / (e0 + e1);
-	return ((double)c1 - n * p) / sqrt(n * p * (1 - p));
+	return (c1 - n * p) / sqrt(n * p * (1 - p));
 }
 
-double tb_diff_min_change(uint64_t n0, uint64_t n1, double share)
+double tb_diff_z(uint64_t c0, double e0, uint64_t c1, double e1)
 {
-	if (!n0 || !n1 || !(share > 0 && share < 1))
-		return 11;
-	/* both directions: the smaller of the smallest rise and the smallest fall */
-	for (int step = 1; step <= 1000; step++) {
-		double d = step / 100.0, c0 = share * (double)n0;
-		double up = tb_diff_z((uint64_t)(c0 + 0.5), (double)n0,
-				      (uint64_t)(share * (double)n1 * (1 + d) + 0.5), (double)n1);
-		double down = d < 1 ? tb_diff_z((uint64_t)(c0 + 0.5), (double)n0,
-						  (uint64_t)(share * (double)n1 * (1 - d) + 0.5), (double)n1) : 0;
+	return z_of((double)c0, e0, (double)c1, e1);
+}
 
-		if (fabs(up) >= 1.96 || fabs(down) >= 1.96)
-			return d;
+/* The smallest r in (0, hi] with |z| >= 1.96 for a frame of `share` of e0 whose self becomes
+ * (1 + sign * r) times as large a share of e1 (|z| grows with r: bisection), or -1 if none. */
+static double min_change(double e0, double e1, double share, int sign, double hi)
+{
+	double lo = 0;
+
+	if (fabs(z_of(share * e0, e0, share * (1 + sign * hi) * e1, e1)) < 1.96)
+		return -1;
+	for (int i = 0; i < 60; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (fabs(z_of(share * e0, e0, share * (1 + sign * mid) * e1, e1)) >= 1.96)
+			hi = mid;
+		else
+			lo = mid;
 	}
-	return 11;
+	return hi;
+}
+
+int tb_diff_min_change(double e0, double e1, double share, double *drop, double *rise)
+{
+	*drop = e0 > 0 && e1 > 0 ? min_change(e0, e1, share, -1, 1) : -1;
+	*rise = e0 > 0 && e1 > 0 ? min_change(e0, e1, share, 1, 1e6) : -1;
+	return *drop < 0 || *drop > TB_DIFF_FEW_CHANGE || *rise < 0 || *rise > TB_DIFF_FEW_CHANGE;
 }
 
 static double ms(uint64_t samples, unsigned hz)
@@ -379,6 +393,8 @@ int tb_write_diff_json(const struct tb_profile *base, const struct tb_profile *c
 {
 	struct diffctx d;
 	struct tb_json_hooks cur_hooks = { node_extra, &d }, base_hooks = { elided_extra, &d };
+	double drop, rise;
+	int few;
 
 	if (setup(&d, base, cur, o)) {
 		teardown(&d);
@@ -391,8 +407,14 @@ int tb_write_diff_json(const struct tb_profile *base, const struct tb_profile *c
 	fputc(',', f);
 	tb_json_threads(f, base);
 	fprintf(f, "},\"diff\":{\"scale\":%.6f,\"band\":%.4f,\"steps\":[%.2f,0.30,0.50,1.00],"
-		"\"test\":\"two-proportion test on self samples (share of each capture's samples), |z| >= 1.96\"},",
+		"\"test\":\"two-proportion test on self samples (share of each capture's samples), |z| >= 1.96\",",
 		d.scale, o->band, o->band);
+	few = tb_diff_min_change((double)base->python_samples, (double)cur->python_samples, TB_DIFF_FEW_SHARE, &drop, &rise);
+	fprintf(f, "\"min_change\":{\"share\":%.2f,\"drop\":", TB_DIFF_FEW_SHARE);
+	fprintf(f, drop < 0 ? "null" : "%.4f", drop);
+	fputs(",\"rise\":", f);
+	fprintf(f, rise < 0 ? "null" : "%.4f", rise);
+	fprintf(f, "},\"too_few_samples\":%s},", few ? "true" : "false");
 	tb_json_threads(f, cur);
 	fputs(",\"tree\":", f);
 	tb_json_node(f, &d.ct, 0, &cur_hooks);

@@ -23,14 +23,14 @@ int tb_write_diff_html(const struct tb_profile *base, const struct tb_profile *c
 
 /* Poisson rate test: z of c1 events over exposure e1 against c0 over e0. */
 double tb_diff_z(uint64_t c0, double e0, uint64_t c1, double e1);
-/* The smallest change (a fraction: 0.25 for 25%) of a function holding
- * `share` of both captures' samples that tb_diff_z calls significant with
- * n0 and n1 samples; above 10 (1000%) when none within that is. */
-double tb_diff_min_change(uint64_t n0, uint64_t n1, double share);
-/* Below this in either capture the diff says it can tell little (the
- * smallest change it calls, for a function of 20% of the samples, is above
- * 25%). */
-#define TB_DIFF_FEW_SHARE 0.20
-#define TB_DIFF_FEW_CHANGE 0.25
+/* How big a change the test can call: for a frame holding `share` of the baseline's e0 samples,
+ * the smallest relative drop (*drop, 0..1) and rise (*rise) of its self share in the current
+ * capture's e1 samples with |z| >= 1.96; -1 when none can (a side with no sample, or a frame
+ * that could vanish unnoticed). Returns 1 when the captures are too small for the test: a frame
+ * of TB_DIFF_FEW_SHARE must change by more than TB_DIFF_FEW_CHANGE either way to be called (the
+ * diff JSON's "min_change" and "too_few_samples"; the page's banner). */
+#define TB_DIFF_FEW_SHARE 0.25
+#define TB_DIFF_FEW_CHANGE 0.5
+int tb_diff_min_change(double e0, double e1, double share, double *drop, double *rise);
 
 #endif
