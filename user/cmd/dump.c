@@ -140,6 +140,15 @@ static void print_json(struct dump *d)
 	printf("}\n");
 }
 
+void tb_dump_usage(FILE *f)
+{
+	fprintf(f, "usage: tachyon-bpf dump PID [--json]\n"
+		   "Prints the current Python stack of every thread of PID (newest frame last),\n"
+		   "read without stopping the process.\n"
+		   "  -j, --json               one JSON document instead of text\n"
+		   "  -h, --help               this text\n");
+}
+
 int tb_cmd_dump(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -157,9 +166,7 @@ int tb_cmd_dump(int argc, char **argv)
 		if (c == 'j') {
 			json = 1;
 		} else {
-			fprintf(c == 'h' ? stdout : stderr, "usage: tachyon-bpf dump PID [--json]\n"
-				"Prints the current Python stack of every thread of PID (newest frame last),\n"
-				"read without stopping the process.\n");
+			tb_dump_usage(c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;
 		}
 	}
