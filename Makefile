@@ -77,7 +77,7 @@ print-ldlibs:
 	@echo $(LDLIBS)
 
 tachyon-bpf: $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a
-	$(CC) $(CFLAGS) -o $@ $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a $(LDLIBS)
 
 # the man page and the completions: written by the binary from the tables
 # behind --help (user/cmd/manpage.c, completion.c)
