@@ -8,8 +8,8 @@
   install    make install DESTDIR=...: the binary, tachyon-bpf(1) (no warning from
              `man --warnings`; every command and format in it), the bash completion
              (commands, options, option values, -o extensions of that command, pids, the
-             command after --) and the zsh one (parses, compinit finds it); make uninstall
-             leaves no file
+             command after --) and the zsh one (parses, compinit finds it, each command line
+             gets its command's specs); make uninstall leaves no file
   static     make dist: "statically linked", ldd "not a dynamic executable", the tarball's
              files; then a bare root (busybox-static, python3.11 with only its own libraries,
              no libbpf/libdw/libelf) where the static binary profiles
@@ -162,10 +162,25 @@ def install():
                  'print -r -- $_comps[tachyon-bpf]' % os.path.dirname(zsh_c)]), "zsh compinit")
     assert r.stdout.strip() == "_tachyon-bpf", "zsh: compinit maps tachyon-bpf to %r" % r.stdout.strip()
 
+    # its dispatch, with _arguments and _describe replaced by printers: which specs each
+    # command line gets (zsh's own reading of the specs is not run here)
+    def zsh_calls(*words):
+        prog = ('_arguments() { print -rl -- _arguments "$@"; }; '
+                '_describe() { print -rl -- _describe "${(@P)2}"; }; '
+                'words=("${@:2}"); CURRENT=$#words; PREFIX=${words[-1]}; source "$1"')
+        return must(sh(["zsh", "-f", "-c", prog, "zsh", zsh_c] + list(words)), "zsh %s" % (words,)).stdout.split("\n")
+    got = zsh_calls("tachyon-bpf", "")
+    assert got[0] == "_describe" and [w.split(":")[0] for w in got[1:] if w] == COMMANDS, "zsh first word: %s" % got
+    assert any(w.startswith("--list-formats[print the extensions") for w in zsh_calls("tachyon-bpf", "render", "--li"))
+    assert any(w.startswith("--window[") for w in zsh_calls("tachyon-bpf", "--live", ""))
+    spec = [w for w in zsh_calls("tachyon-bpf", "diff", "-o", "x") if w.startswith("-o[")]
+    assert spec and spec[0].endswith(":_tachyon_bpf_output " + " ".join(formats("diff"))), "zsh diff -o: %s" % spec
+
     must(sh(["make", "-C", ROOT, "-s", "uninstall", "DESTDIR=" + dest, "PREFIX=/usr/local"]), "make uninstall")
     left = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs]
     assert not left, "left after uninstall: %s" % left
-    return "4 files; man page without warnings; 12 completions right; uninstall left nothing"
+    return "4 files; man page without warnings; 12 bash completions, 4 zsh dispatches right; " \
+        "uninstall left nothing"
 
 
 # ---- make dist and a bare root -------------------------------------------------------------------

@@ -1,7 +1,8 @@
 /* test_usagetext.c: cmocka tests of cmd/usagetext.c, the reader of the
  * commands' usage texts that the man page and the shell completions are made
  * from: the kinds of lines (synopsis and its continuations, headings, items
- * with their terms cut where the prose begins, their continuations, prose),
+ * with their terms cut where the prose begins, their continuations, rows of
+ * a table under an item, prose),
  * the options a text documents (items first, then the synopsis, each once,
  * with their argument names), the bound on how many, and the real texts of
  * render, diff and dump (each documents -h/--help; render documents -o with
@@ -26,6 +27,8 @@ static const char SAMPLE[] =
 	"  .html              flame graph page\n"
 	"  -o, --output FILE  an output\n"
 	"                     (repeatable)\n"
+	"                     .x   a row under it\n"
+	"                     not its help\n"
 	"  --json-version 1|2 the tree JSON's version\n"
 	"  --from T, --to T   a slice\n"
 	"\n"
@@ -35,7 +38,8 @@ static void test_line_kinds(void **state)
 {
 	static const enum tb_uline_kind want[] = {
 		TB_UL_SYNOPSIS, TB_UL_SYNOPSIS, TB_UL_SYNOPSIS, TB_UL_TEXT, TB_UL_HEADING, TB_UL_ITEM,
-		TB_UL_ITEM, TB_UL_MORE, TB_UL_ITEM, TB_UL_ITEM, TB_UL_BLANK, TB_UL_TEXT,
+		TB_UL_ITEM, TB_UL_MORE, TB_UL_MORE, TB_UL_MORE, TB_UL_ITEM, TB_UL_ITEM, TB_UL_BLANK,
+		TB_UL_TEXT,
 	};
 	struct tb_usage_iter it;
 	struct tb_uline l;
@@ -48,12 +52,14 @@ static void test_line_kinds(void **state)
 		assert_int_equal(l.kind, want[n]);
 		if (n == 0)
 			assert_memory_equal(l.text, "tachyon-bpf render", 18);
-		if (n == 8) { /* one space between the term and the prose */
+		if (n == 7 || n == 8 || n == 9)
+			assert_int_equal(tb_usage_is_row(&l), n == 8);
+		if (n == 10) { /* one space between the term and the prose */
 			assert_int_equal(l.term_len, strlen("--json-version 1|2"));
 			assert_memory_equal(l.term, "--json-version 1|2", l.term_len);
 			assert_int_equal(l.text_len, strlen("the tree JSON's version"));
 		}
-		if (n == 9)
+		if (n == 11)
 			assert_int_equal(l.term_len, strlen("--from T, --to T"));
 		n++;
 	}
@@ -79,7 +85,7 @@ static void test_options(void **state)
 	assert_int_equal(n, 9);
 	assert_string_equal(o[0].name, "-o");
 	assert_string_equal(o[0].arg, "FILE"); /* its part has none: the last part's */
-	assert_string_equal(o[0].help, "an output");
+	assert_string_equal(o[0].help, "an output (repeatable)"); /* prose joined, the row ends it */
 	assert_non_null(x = find(o, n, "--from"));
 	assert_string_equal(x->arg, "T");
 	assert_non_null(x = find(o, n, "--sort"));
@@ -91,7 +97,17 @@ static void test_options(void **state)
 	assert_string_equal(x->arg, "");
 	assert_null(find(o, n, "--live")); /* the word after tachyon-bpf is a command */
 	assert_null(find(o, n, ".html"));
-	/* bounded */
+	/* bounded: the count, and a help joined past its room is cut */
+	{
+		char text[4096] = "  --long  ", *p = text + strlen(text);
+
+		for (int i = 0; i < 60; i++)
+			p += sprintf(p, "\n            word%02d", i);
+		*p++ = '\n';
+		assert_int_equal(tb_usage_options(text, (size_t)(p - text), o, 32), 1);
+		assert_true(strlen(o[0].help) < TB_UOPT_HELP && strlen(o[0].help) > TB_UOPT_HELP - 10);
+		assert_memory_equal(o[0].help, "word00 word01", 13);
+	}
 	assert_int_equal(tb_usage_options(SAMPLE, strlen(SAMPLE), o, 3), 3);
 	assert_int_equal(tb_usage_options("", 0, o, 32), 0);
 }

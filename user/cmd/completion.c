@@ -150,13 +150,13 @@ static void bash(FILE *f, const struct tb_command *cmds, size_t ncmds)
 }
 
 /* s inside a single-quoted zsh word and an _arguments spec: ' closed and
- * reopened; [ ] : escaped */
-static void zsh_quoted(FILE *f, const char *s)
+ * reopened; : and \ escaped, and [ ] too in a description (brackets) */
+static void zsh_quoted(FILE *f, const char *s, int brackets)
 {
 	for (; *s; s++) {
 		if (*s == '\'')
 			fputs("'\\''", f);
-		else if (*s == '[' || *s == ']' || *s == ':' || *s == '\\')
+		else if (*s == ':' || *s == '\\' || (brackets && (*s == '[' || *s == ']')))
 			fprintf(f, "\\%c", *s);
 		else
 			fputc(*s, f);
@@ -171,11 +171,11 @@ static void zsh_command(FILE *f, const struct tb_command *c, const struct tb_com
 	fprintf(f, "\t%s)\n\t\t_arguments -s -S", c->name);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, " \\\n\t\t\t'%s[", opts[i].name);
-		zsh_quoted(f, opts[i].help);
+		zsh_quoted(f, opts[i].help, 1);
 		fputc(']', f);
 		if (opts[i].arg[0]) {
 			fputc(':', f);
-			zsh_quoted(f, opts[i].arg);
+			zsh_quoted(f, opts[i].arg, 0);
 			fputc(':', f);
 			switch (value_of(&opts[i])) {
 			case V_WORDS:
@@ -226,7 +226,7 @@ static void zsh(FILE *f, const struct tb_command *cmds, size_t ncmds)
 		   "\tlocal -a commands=(");
 	for (size_t i = 0; i < ncmds; i++) {
 		fprintf(f, "%s'%s:", i ? " " : "", cmds[i].name);
-		zsh_quoted(f, cmds[i].help);
+		zsh_quoted(f, cmds[i].help, 0);
 		fputc('\'', f);
 	}
 	fprintf(f, ")\n"

@@ -30,16 +30,6 @@ static void puts_line(FILE *f, const char *s, int term)
 	fputc('\n', f);
 }
 
-/* A table row inside an item ("  .html    flame graph page" under -o):
- * two spaces inside the text keep it on its own line. */
-static int is_row(const struct tb_uline *l)
-{
-	for (size_t i = 0; i + 1 < l->text_len; i++)
-		if (l->text[i] == ' ' && l->text[i + 1] == ' ')
-			return 1;
-	return 0;
-}
-
 /* One command's usage text as man text: the synopsis unfilled, headings
  * bold, items as tagged paragraphs, prose as paragraphs. */
 static void usage_section(FILE *f, const char *text, size_t len)
@@ -79,7 +69,7 @@ static void usage_section(FILE *f, const char *text, size_t len)
 			}
 			break;
 		case TB_UL_MORE:
-			if (is_row(&l))
+			if (tb_usage_is_row(&l))
 				fputs(".br\n", f);
 			put(f, l.text, l.text_len, 0, 1);
 			fputc('\n', f);

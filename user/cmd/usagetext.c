@@ -119,6 +119,26 @@ static void copy(char *dst, size_t room, const char *s, size_t n)
 	dst[n] = '\0';
 }
 
+/* dst (a help line) with s (n bytes) after it, a space between, cut to room */
+static void append(char *dst, size_t room, const char *s, size_t n)
+{
+	size_t have = strlen(dst);
+
+	if (have + 2 >= room)
+		return;
+	if (have)
+		dst[have++] = ' ';
+	copy(dst + have, room - have, s, n);
+}
+
+int tb_usage_is_row(const struct tb_uline *l)
+{
+	for (size_t i = 0; i + 1 < l->text_len; i++)
+		if (l->text[i] == ' ' && l->text[i + 1] == ' ')
+			return 1;
+	return 0;
+}
+
 static int is_option_name(const char *s, size_t n)
 {
 	if (n == 2 && s[0] == '-' && isalpha((unsigned char)s[1]))
@@ -234,12 +254,20 @@ size_t tb_usage_options(const char *text, size_t len, struct tb_usage_opt *opts,
 {
 	struct tb_usage_iter it;
 	struct tb_uline l;
-	size_t n = 0;
+	size_t n = 0, item = 0;
 
 	tb_usage_iter_init(&it, text, len);
-	while (tb_usage_next(&it, &l))
-		if (l.kind == TB_UL_ITEM)
+	while (tb_usage_next(&it, &l)) {
+		if (l.kind == TB_UL_ITEM) {
+			item = n;
 			from_term(&l, opts, &n, max);
+		} else if (l.kind == TB_UL_MORE && !tb_usage_is_row(&l)) {
+			for (size_t i = item; i < n; i++)
+				append(opts[i].help, TB_UOPT_HELP, l.text, l.text_len);
+		} else if (l.kind == TB_UL_MORE) {
+			item = n; /* a table under the item (-o's formats): its help ends before */
+		}
+	}
 	tb_usage_iter_init(&it, text, len);
 	while (tb_usage_next(&it, &l))
 		if (l.kind == TB_UL_SYNOPSIS)

@@ -34,9 +34,14 @@ void tb_usage_iter_init(struct tb_usage_iter *it, const char *s, size_t len);
 /* The next line's kind and parts: 1, or 0 at the end. */
 int tb_usage_next(struct tb_usage_iter *it, struct tb_uline *out);
 
+/* Is this line (TB_UL_MORE) a row of a table under its item ("  .html
+ * flame graph page" under -o: two spaces inside), not prose continuing it? */
+int tb_usage_is_row(const struct tb_uline *l);
+
 /* One option a usage text documents: "--pid" (or "-p"), its argument's
- * name ("PID[,PID...]", "own|total|name"; "" when it takes none) and the
- * first line of its help ("" when only the synopsis names it). */
+ * name ("PID[,PID...]", "own|total|name"; "" when it takes none) and its
+ * help, the lines of prose joined and cut to fit ("" when only the synopsis
+ * names it). */
 #define TB_UOPT_NAME 40
 #define TB_UOPT_ARG 40
 #define TB_UOPT_HELP 120
