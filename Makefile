@@ -54,7 +54,10 @@ $(SKEL_OBJ): $(B)/tachyon.skel.h
 # from (GIT=... overrides: a source tree without .git); version.h is
 # rewritten only when it changes, so main.o rebuilds only then
 VERSION  := $(shell cat VERSION)
-GIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+ifndef GIT
+GIT      := $(shell h=$$(git rev-parse --short HEAD 2>/dev/null) || h=unknown; \
+	    [ $$h = unknown ] || git diff --quiet HEAD 2>/dev/null || h=$$h-dirty; echo $$h)
+endif
 VERSION_H = \#define TB_VERSION "$(VERSION)"\n\#define TB_GIT "$(GIT)"
 $(B)/version.h: FORCE
 	@mkdir -p $(@D)
