@@ -5,6 +5,9 @@
 set -euo pipefail
 what=${1:-build}
 pkgs=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config python3 util-linux)
+# make dist links these statically: libbpf.a, libelf.a, libdw.a and libz.a come with the -dev
+# packages above, liblzma.a and libbz2.a with theirs (libdw's compressed sections), libzstd.a too
+pkgs+=(liblzma-dev libbz2-dev libzstd-dev)
 if [ "$what" = test ]; then
 	pkgs+=(libcmocka-dev chromium nodejs npm dpkg-dev ca-certificates valgrind protobuf-compiler
 	       libclang-rt-14-dev tmux)
@@ -13,6 +16,9 @@ if [ "$what" = test ]; then
 	pkgs+=(libffi-dev libssl-dev libbz2-dev liblzma-dev xz-utils)
 	# tests/kernels: Debian's kernels booted under QEMU with a busybox initramfs
 	pkgs+=(qemu-system-x86 busybox-static cpio bc)
+	# tests/install: the .deb (debhelper), the man page checked by man --warnings (groff-base),
+	# the zsh completion loaded by zsh
+	pkgs+=(debhelper man-db groff-base zsh)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -102,6 +102,10 @@ for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks v2 pr
 	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
 done
 
+# install: help/version words, make install (man page, completions), make dist's static binary
+# profiling in a chroot without libbpf/libdw/libelf, README's first screen to a page, the .deb
+counted install python3 tests/install/check.py
+
 ft_wait
 # the suites that run every interpreter of tests/pythons.sh run the free-threaded ones too
 with_ft=(env TB_PYTHONS_FT=1)

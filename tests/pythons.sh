@@ -18,7 +18,7 @@
 #
 # pythons.sh --versions: prints the supported versions ("3.10" ... one a line) and exits.
 # They come from the agent's table (user/cpython/versions.h): `tachyon-bpf --version`
-# ("tachyon-bpf VERSION (CPython 3.10-3.15)") when built, else the header's
+# ("tachyon-bpf VERSION (git HASH, CPython 3.10-3.15)") when built, else the header's
 # TB_PY_MIN_MINOR / TB_PY_MAX_MINOR through the C preprocessor. Nothing here repeats them.
 set -euo pipefail
 
@@ -27,7 +27,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 supported_versions() {
     local range lo hi m
     range=$("$ROOT/tachyon-bpf" --version 2>/dev/null </dev/null |
-        sed -n 's/.*(CPython 3\.\([0-9][0-9]*\)-3\.\([0-9][0-9]*\)).*/\1 \2/p' || true)
+        sed -n 's/.*CPython 3\.\([0-9][0-9]*\)-3\.\([0-9][0-9]*\)).*/\1 \2/p' || true)
     if [[ -z $range ]]; then
         range=$(printf '#include "cpython/versions.h"\nTB_PY_MIN_MINOR TB_PY_MAX_MINOR\n' |
             ${CC:-gcc} -E -P -I"$ROOT/include" -I"$ROOT/user" - | tail -n 1)

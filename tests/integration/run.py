@@ -1019,9 +1019,9 @@ def test_cgroup_alone(pys):
 def test_version():
     r = tb.run(["--version"])
     assert r.returncode == 0 and not r.stderr, r.stderr
-    m = re.fullmatch(r"tachyon-bpf (\S+) \(CPython 3\.(\d+)-3\.(\d+)\)\n", r.stdout)
+    m = re.fullmatch(r"tachyon-bpf (\S+) \(git (\S+), CPython 3\.(\d+)-3\.(\d+)\)\n", r.stdout)
     assert m, "stdout %r" % r.stdout
-    lo, hi = int(m.group(2)), int(m.group(3))
+    lo, hi = int(m.group(3)), int(m.group(4))
     assert ["3.%d" % v for v in range(lo, hi + 1)] == tb.EXPECTED, "range 3.%d-3.%d" % (lo, hi)
     return r.stdout.strip()
 

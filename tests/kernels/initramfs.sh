@@ -1,6 +1,8 @@
 #!/bin/bash
 # Builds the initramfs that tests/kernels/run.sh boots under each kernel: a gzip'ed newc cpio
-# with busybox-static and its applet links, bash, ./tachyon-bpf, /usr/bin/python3.11 with the
+# with busybox-static and its applet links, bash, the binary as /tb/tachyon-bpf ($TB_KERNELS_BIN:
+# run.sh gives make dist's static one, so none of the agent's libraries is in the image;
+# default ./tachyon-bpf), /usr/bin/python3.11 with the
 # part of its stdlib the checks use, bpftool (if installed; for debugging), the shared
 # libraries of all of these (ldd, plus the dynamic loader), the workloads and helpers the
 # checks reuse (tests/integration, tests/native, tests/workloads, scripts/tree_json.py,
@@ -29,13 +31,13 @@ BUSYBOX=$(realpath "$BUSYBOX")
 [[ $(readelf -l "$BUSYBOX") != *INTERP* ]] || die "$BUSYBOX is not static (apt-get install busybox-static)"
 BASH_BIN=$(realpath /bin/bash)
 BPFTOOL=$(command -v bpftool || true)
-[[ -x $ROOT/tachyon-bpf ]] || die "no $ROOT/tachyon-bpf: run make first"
+BIN=${TB_KERNELS_BIN:-$ROOT/tachyon-bpf}
+[[ -x $BIN ]] || die "no $BIN: run make first"
 [[ -x $PY && -d $PYLIB ]] || die "$PY (and $PYLIB) needed"
 command -v cc >/dev/null || die "cc needed (for tests/native/chain.c)"
 
 # The repo's files, at their paths under /tb.
 REPO_FILES=(
-    tachyon-bpf
     scripts/tree_json.py
     tests/pythons.sh
     tests/golden/roundtrip.py
@@ -69,10 +71,11 @@ STDLIB_EXCLUDES=(
 # ---- the inputs' hash ----------------------------------------------------------------------
 hash_inputs() {
     (cd "$ROOT" && sha256sum "${REPO_FILES[@]}" tests/kernels/guest-init.sh tests/kernels/initramfs.sh)
+    sha256sum <"$BIN"
     # the system's files: path, size, mtime (a package upgrade changes them)
     find "$BUSYBOX" "$BASH_BIN" "$PY" ${BPFTOOL:+"$BPFTOOL"} "$PYLIB" -printf '%p %s %T@\n' 2>/dev/null | sort
     # the libraries they load (resolved by ldd at build time) are named by the files above
-    ldd "$ROOT/tachyon-bpf" "$PY" 2>/dev/null | awk '/=>/ { print $3 }' | sort -u | xargs -r stat -L -c '%n %s %Y'
+    ldd "$BIN" "$PY" 2>/dev/null | awk '/=>/ { print $3 }' | sort -u | xargs -r stat -L -c '%n %s %Y'
     cc --version | head -n 1
 }
 HASH=$(hash_inputs | sha256sum | cut -c1-16)
@@ -108,6 +111,7 @@ for f in "${REPO_FILES[@]}"; do
     mkdir -p "tb/$(dirname "$f")"
     cp -p "$ROOT/$f" "tb/$f"
 done
+cp "$BIN" tb/tachyon-bpf
 cp "$HERE/guest-init.sh" init
 chmod 755 init
 cc -O2 -fomit-frame-pointer -shared -fPIC -o tb/lib/libchain.so "$ROOT/tests/native/chain.c"

@@ -1,14 +1,16 @@
 #!/bin/bash
 # The kernel matrix: boots Debian's cloud kernels in QEMU (TCG, no KVM needed) and runs the real
 # profiling checks inside each (tests/kernels/guest_checks.py: shape, split, deep, threads,
-# all-python, wall, gil, kernel, native, opcodes, container, dump) against the ./tachyon-bpf that is there when it runs.
+# all-python, wall, gil, kernel, native, opcodes, container, dump) against the binary make dist builds from the tree when it runs (static: TB_KERNELS_BIN below).
 #
 # Usage: tests/kernels/run.sh [KERNEL...]
 #   KERNEL: 5.10 6.1 6.12 7.x (Debian bullseye, bookworm, trixie, sid; those names work too).
 #   Default: all four.
 #   1. tests/kernels/fetch-kernels.sh: each kernel's vmlinuz, fetched once through a private apt
 #      state into /var/cache/tachyon-bpf/kernels/NAME (then cached: no network work).
-#   2. tests/kernels/initramfs.sh: busybox, python3.11, ./tachyon-bpf, the workloads and the
+#   2. tests/kernels/initramfs.sh: busybox, python3.11, the static binary of make dist (so the
+#      image has none of the agent's libraries; TB_KERNELS_BIN=./tachyon-bpf: the dynamic one
+#      and its libraries), the workloads and the
 #      checks in one initramfs (rebuilt only when an input changed: ~2 s, ~16 MB).
 #   3. each kernel booted with qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048, one at a
 #      time; its /init
@@ -68,7 +70,11 @@ TB_KERNELS_DIR=$CACHE bash "$HERE/fetch-kernels.sh" "${names[@]}" >"$LOGS/fetch.
     { echo "fetch-kernels.sh failed:"; tail -n 20 "$LOGS/fetch.log"; }
 # 2. the initramfs
 t0=$(date +%s.%N)
-IMG=$(TB_KERNELS_DIR=$CACHE bash "$HERE/initramfs.sh") || die "initramfs.sh failed"
+if [[ -z ${TB_KERNELS_BIN:-} ]]; then
+    make -s -C "$HERE/../.." dist >&2 || die "make dist failed"
+    TB_KERNELS_BIN=$HERE/../../dist/tachyon-bpf-$(cat "$HERE/../../VERSION")-$(uname -m)
+fi
+IMG=$(TB_KERNELS_DIR=$CACHE TB_KERNELS_BIN=$TB_KERNELS_BIN bash "$HERE/initramfs.sh") || die "initramfs.sh failed"
 printf 'initramfs: %s (%s MB, %.1f s)\n' "$IMG" "$(($(stat -c %s "$IMG") / 1048576))" \
     "$(echo "$(date +%s.%N) - $t0" | bc)"
 

@@ -17,7 +17,7 @@
 
 #define MAX_OUTPUTS 16
 
-static int usage(FILE *f, int rc)
+void tb_diff_usage(FILE *f)
 {
 	fprintf(f, "usage: tachyon-bpf diff BASELINE.tbp [CURRENT.tbp] -o OUT [-o OUT...] [--band F]\n"
 		   "       [--min-fraction F] [--base-from T] [--base-to T] [--from T] [--to T] [-q]\n"
@@ -25,12 +25,21 @@ static int usage(FILE *f, int rc)
 		   "Compares two captures: widths show CURRENT, colours the change of self time per\n"
 		   "unit of time against BASELINE. Outputs, by extension:\n");
 	tb_formats_help(f, TB_USE_DIFF, "  ");
+	fprintf(f, "  -o, --output OUT   an output (repeatable), format by extension (above)\n"
+		   "  --min-fraction F   hide nodes below F of all samples (default 0.001)\n");
 	fprintf(f, "  --band F           neutral band, default 0.15 (changes within +-15%% stay neutral)\n"
 		   "  --base-from T, --base-to T   BASELINE is that time slice: seconds since the capture's\n"
 		   "                     start (12.5) or a local time (10:03, 10:03:30, 2026-12-01 10:03)\n"
 		   "  --from T, --to T   CURRENT is that time slice; with one capture file, both sides\n"
 		   "                     are slices of it\n"
-		   "  --list-formats     print the extensions, one a line\n");
+		   "  --list-formats     print the extensions, one a line\n"
+		   "  -q, --quiet        no messages on stderr\n"
+		   "  -h, --help         this text\n");
+}
+
+static int usage(FILE *f, int rc)
+{
+	tb_diff_usage(f);
 	return rc;
 }
 

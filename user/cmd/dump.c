@@ -17,6 +17,7 @@
 #include "cpython/discover.h"
 #include "cpython/threadnames.h"
 #include "cpython/walk.h"
+#include "lib/cli.h"
 #include "lib/jsonw.h"
 #include "lib/termsafe.h"
 #include "model/symbolize.h"
@@ -312,6 +313,20 @@ static int refused(long pid)
 	return 1;
 }
 
+void tb_dump_usage(FILE *f)
+{
+	fprintf(f, "usage: tachyon-bpf dump PID [--json] [--native] [--kernel]\n"
+		   "Prints the current stack of every thread of PID (newest frame last): its Python\n"
+		   "name, its state (idle, active, holds the GIL, in GC), its Python frames; read\n"
+		   "without stopping the process (the process's own user, or root / CAP_SYS_PTRACE).\n"
+		   "  -n, --native             also the native frames, merged with the Python ones\n"
+		   "                           (threads blocked in the kernel: a running thread's\n"
+		   "                           registers are not read)\n"
+		   "  -k, --kernel             also the kernel stack of each thread (root)\n"
+		   "  -j, --json               one JSON document instead of text\n"
+		   "  -h, --help               this text\n");
+}
+
 int tb_cmd_dump(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -328,6 +343,7 @@ int tb_cmd_dump(int argc, char **argv)
 	long pid;
 
 	optind = 0;
+	opterr = 0; /* tb_bad_option says it, in one line */
 	while ((c = getopt_long(argc, argv, "jnkh", longs, NULL)) != -1) {
 		if (c == 'j') {
 			json = 1;
@@ -336,15 +352,11 @@ int tb_cmd_dump(int argc, char **argv)
 		} else if (c == 'k') {
 			kernel = 1;
 		} else {
-			fprintf(c == 'h' ? stdout : stderr, "usage: tachyon-bpf dump PID [--json] [--native] [--kernel]\n"
-				"Prints the current stack of every thread of PID (newest frame last): its Python\n"
-				"name, its state (idle, active, holds the GIL, in GC), its Python frames; read\n"
-				"without stopping the process (the process's own user, or root / CAP_SYS_PTRACE).\n"
-				"  --native   also the native frames, merged with the Python ones (threads\n"
-				"             blocked in the kernel: a running thread's registers are not read)\n"
-				"  --kernel   also the kernel stack of each thread (root)\n"
-				"  --json     one JSON object\n");
-			return c == 'h' ? 0 : 2;
+			if (c == 'h') {
+				tb_dump_usage(stdout);
+				return 0;
+			}
+			return tb_bad_option("dump", argv, optind, optopt, "jnkh", longs);
 		}
 	}
 	if (optind != argc - 1 || (pid = strtol(argv[optind], &end, 10)) <= 0 || *end || pid > 0x7fffffff) {

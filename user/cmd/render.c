@@ -15,7 +15,7 @@
 
 #define MAX_OUTPUTS 16
 
-static void usage(FILE *f)
+void tb_render_usage(FILE *f)
 {
 	fprintf(f, "usage: tachyon-bpf render CAPTURE.tbp -o OUT [-o OUT...] [--by-line] "
 		   "[--min-fraction F] [--sort own|total|name] [--limit N] [--from T] [--to T]\n"
@@ -23,11 +23,18 @@ static void usage(FILE *f)
 		   "       tachyon-bpf render --list-formats\n"
 		   "Writes outputs from a capture, format by extension:\n");
 	tb_formats_help(f, TB_USE_PROFILE, "  ");
+	fprintf(f, "  -o, --output OUT   an output (repeatable), format by extension (above)\n"
+		   "  --by-line          one tree node per (function, line)\n"
+		   "  --min-fraction F   hide nodes below F of all samples (default: the capture's)\n"
+		   "  --sort own|total|name  order of the .txt table (default own)\n"
+		   "  --limit N          rows of the .txt table (default 0: all)\n");
 	fprintf(f, "  --from T, --to T   only that time slice: seconds since the capture's start (12.5)\n"
 		   "                     or a local time (10:03, 10:03:30, 2026-12-01 10:03)\n");
 	fprintf(f, "  --json-version 1|2 the tree JSON's version (.json, inside .html; default 2)\n");
 	fprintf(f, "  --summary          the capture's summary on stderr (as the capture printed it)\n");
-	fprintf(f, "  --list-formats     print the extensions, one a line\n");
+	fprintf(f, "  --list-formats     print the extensions, one a line\n"
+		   "  -q, --quiet        no messages on stderr\n"
+		   "  -h, --help         this text\n");
 }
 
 static int bad_usage(const char *msg)
@@ -116,7 +123,7 @@ int tb_cmd_render(int argc, char **argv)
 			quiet = 1;
 			break;
 		case 'h':
-			usage(stdout);
+			tb_render_usage(stdout);
 			return 0;
 		default:
 			return tb_bad_option("render", argv, optind, optopt, "o:qh", longs);

@@ -32,7 +32,7 @@ struct top {
 	char message[160];
 };
 
-static void usage(FILE *f)
+void tb_top_usage(FILE *f)
 {
 	fprintf(f, "usage: tachyon-bpf top [-p PID[,PID...] | --all-python | --cgroup PATH |\n"
 		   "                       -- CMD [ARGS...]] [-r HZ] [--opcodes] [--window SECONDS]\n"
@@ -91,7 +91,7 @@ static int parse_args(int argc, char **argv, struct top *t)
 			t->opcodes_panel = 1;
 			break;
 		case 'h':
-			usage(stdout);
+			tb_top_usage(stdout);
 			return 1;
 		default:
 			return tb_bad_option("top", argv, optind, optopt, TB_SESSION_SHORTOPTS "h", longs);
