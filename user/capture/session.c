@@ -448,6 +448,14 @@ static int attach_targets(struct tb_session *s, char *err, size_t errlen)
 	return 0;
 }
 
+int tb_session_check_root(char *err, size_t errlen)
+{
+	if (geteuid() != 0)
+		return bad(err, errlen, "must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON "
+			   "(sudo tachyon-bpf ...)");
+	return 0;
+}
+
 int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 {
 	const struct tb_session_opts *o = s->o;
@@ -465,8 +473,8 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	};
 
 	s->start_ns = tb_mono_ns();
-	if (geteuid() != 0)
-		return bad(err, errlen, "must run as root: loading the BPF program needs CAP_BPF and CAP_PERFMON");
+	if (tb_session_check_root(err, errlen))
+		return -1;
 	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
 	catch_stop_signals();
 	open_kallsyms(s);

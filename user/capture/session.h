@@ -92,6 +92,9 @@ struct tb_session {
 	const char *bpf_shape; /* tb_sampler_shape (a static string) */
 };
 
+/* Not root: one sentence in err, -1 (the first thing a capture checks). */
+int tb_session_check_root(char *err, size_t errlen);
+
 /* The profile with the sampling settings of o (which must outlive s); the
  * command may set its output settings in s->prof before tb_session_start. */
 void tb_session_init(struct tb_session *s, const struct tb_session_opts *o);

@@ -379,7 +379,7 @@ int tb_cmd_record(int argc, char **argv)
 	if (!o->noutputs)
 		default_output(o, defout, sizeof(defout));
 	for (int i = 0; i < o->noutputs; i++) {
-		if (tb_check_writable(o->outputs[i], err, sizeof(err))) {
+		if (tb_session_check_root(err, sizeof(err)) || tb_check_writable(o->outputs[i], err, sizeof(err))) {
 			tb_termsafe_line(stderr, "tachyon-bpf: ", err);
 			free(o);
 			free(s);
