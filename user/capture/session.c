@@ -26,6 +26,8 @@
 /* young processes import modules whose code objects are freed right after
  * they run: drain often for this long after a new one is found */
 #define YOUNG_S 2.0
+/* --async-aware, once tasks run: drain at least this often (ms) */
+#define TASK_DRAIN_MS 5
 /* how often thread names are read and the targets checked */
 #define CHECK_EVERY_S 0.2
 
@@ -501,6 +503,8 @@ void tb_session_step(struct tb_session *s, int wait_ms)
 		wait_ms = 2;
 	else if (now < s->fast_until && wait_ms > 4)
 		wait_ms = 4;
+	else if (s->prof.tasks.sampled && wait_ms > TASK_DRAIN_MS)
+		wait_ms = TASK_DRAIN_MS; /* a short-lived task is read before it is freed */
 	tb_sampler_poll(s->sampler, wait_ms);
 	tb_watch_poll(&s->watch);
 	now = tb_mono_s();
@@ -567,13 +571,35 @@ static void native_note(struct tb_session *s)
 	fputc('\n', stderr);
 }
 
+/* --async-aware: how many samples of a running task got its task frame, and why
+ * the others did not. */
+static void task_note(struct tb_session *s)
+{
+	const struct tb_tasks *t = &s->prof.tasks;
+
+	if (!s->prof.async_aware || !t->sampled)
+		return;
+	fprintf(stderr, "tachyon-bpf: --async-aware: %" PRIu64 " samples ran a task: %" PRIu64 " (%.1f%%) with its"
+		" task frame, %" PRIu64 " (%.1f%%) with <task (finished)> (the task was gone before it was read)",
+		t->sampled, s->prof.task_samples - t->gone, pct(s->prof.task_samples - t->gone, t->sampled),
+		t->gone, pct(t->gone, t->sampled));
+	if (t->over_budget)
+		fprintf(stderr, ", %" PRIu64 " without (over the budget of %d task reads a second)", t->over_budget,
+			TB_TASK_READS_PER_S);
+	if (t->refused_samples)
+		fprintf(stderr, ", %" PRIu64 " without (offsets refused)", t->refused_samples);
+	fputc('\n', stderr);
+}
+
 void tb_session_finish(struct tb_session *s)
 {
 	tb_sampler_poll(s->sampler, 0); /* what is already in the ring */
 	tb_watch_poll(&s->watch);
 	tb_session_settle(s);
-	if (!s->o->quiet)
+	if (!s->o->quiet) {
 		native_note(s);
+		task_note(s);
+	}
 }
 
 void tb_session_close(struct tb_session *s)

@@ -661,10 +661,13 @@ static uint16_t task_frames(struct tb_profile *p, const struct tb_pinfo *pi, con
 	e = tb_tasks_lookup(&p->tasks, &p->sym, pi->live->target.pid, &pi->live->target.layout, h);
 	if (!e)
 		return n;
-	for (uint16_t i = n; e->coro_code && i-- > lead;) {
+	for (uint16_t i = n; i-- > lead;) {
 		const struct tb_code *c = &p->sym.codes[f[i].code];
 
-		if (c->kind == TB_CODE_PYTHON && c->pid && c->addr == e->coro_code) {
+		/* a task gone before it was read: the outermost frame of a coroutine
+		 * that other tasks of the process were seen running */
+		if (c->kind == TB_CODE_PYTHON && c->pid && (e->coro_code ? c->addr == e->coro_code :
+			tb_tasks_known_coro(&p->tasks, e->pid, c->addr))) {
 			at = (uint16_t)(i + 1);
 			break;
 		}
