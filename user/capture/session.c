@@ -569,6 +569,10 @@ static void native_note(struct tb_session *s)
 	if (us.queue_full)
 		fprintf(stderr, "; %" PRIu64 " files not built (too many waiting)", us.queue_full);
 	fputc('\n', stderr);
+	fprintf(stderr, "tachyon-bpf: native: %" PRIu64 " of %" PRIu64 " samples (%.2f%%) partial, marked <native tables"
+		" not ready>: %" PRIu64 " before their process's tables were loaded, %" PRIu64 " in a library mapped"
+		" since or still being built\n", n->not_ready_process + n->not_ready_library, n->samples,
+		pct(n->not_ready_process + n->not_ready_library, n->samples), n->not_ready_process, n->not_ready_library);
 }
 
 /* --async-aware: how many samples of a running task got its task frame, and why
