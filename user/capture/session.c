@@ -391,18 +391,18 @@ static void open_kallsyms(struct tb_session *s)
 
 /* The command's stdin, stdout and stderr on /dev/null: top's view would be
  * torn by its output. */
-static pid_t launch_detached(char **cmd, char *err, size_t errlen)
+static pid_t launch_detached(char **cmd, int *held, char *err, size_t errlen)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), saved[3];
 	pid_t pid;
 
 	if (null < 0)
-		return tb_launch(cmd, err, errlen);
+		return tb_launch(cmd, held, err, errlen);
 	for (int fd = 0; fd < 3; fd++) {
 		saved[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		dup2(null, fd);
 	}
-	pid = tb_launch(cmd, err, errlen);
+	pid = tb_launch(cmd, held, err, errlen);
 	for (int fd = 0; fd < 3; fd++) {
 		if (saved[fd] >= 0) {
 			dup2(saved[fd], fd);
@@ -418,6 +418,7 @@ static int attach_targets(struct tb_session *s, char *err, size_t errlen)
 	const struct tb_session_opts *o = s->o;
 	const char *cgroup = o->cgroup[0] ? o->cgroup : NULL;
 	pid_t child;
+	int held;
 
 	for (int i = 0; i < o->npids; i++)
 		if (tb_target_attach(s->sampler, &s->prof, o->pids[i], err, errlen))
@@ -429,13 +430,16 @@ static int attach_targets(struct tb_session *s, char *err, size_t errlen)
 		return 0;
 	if (o->subprocesses)
 		tb_sampler_follow(s->sampler, getpid()); /* so the command and its children are followed from fork */
-	child = o->detach_stdio ? launch_detached(o->cmd, err, errlen) : tb_launch(o->cmd, err, errlen);
+	/* --native: the command held at its entry point (exec'd, its libraries mapped,
+	 * none of its code run) while the tables of what it maps are built */
+	held = o->native_depth && !o->subprocesses;
+	child = o->detach_stdio ? launch_detached(o->cmd, &held, err, errlen) : tb_launch(o->cmd, &held, err, errlen);
 	if (child < 0)
 		return -1;
 	s->child = child;
 	stop_child = child;
 	/* with --subprocesses the exec of the command is reported like any other */
-	if (!o->subprocesses && tb_target_attach_launched(s->sampler, &s->prof, child, 10000, err, errlen))
+	if (!o->subprocesses && tb_target_attach_launched(s->sampler, &s->prof, child, held, 10000, err, errlen))
 		return -1;
 	return 0;
 }

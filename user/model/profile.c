@@ -611,8 +611,9 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 	uint16_t out = 0, shown = 0;
 
 	/* tables not ready: the process's (no walk), or a library's (mapped since, or
-	 * still building): the missing native part is one marked frame where it would be
-	 * merged (the root of the Python frames, or where the walk stopped), counted */
+	 * still building): the native part the walk could not reach (its root: _start,
+	 * the interpreter's main) is one marked frame at the root, so that such samples
+	 * make one tower under it, not Python frames at the root beside the whole ones */
 	int not_ready = depth && (h->native_stop == TB_NS_NONE ||
 				  (v == TB_MV_TRUNCATED && (h->native_stop == TB_NS_UNKNOWN_MAP ||
 							    h->native_stop == TB_NS_NO_TABLE)));
@@ -647,12 +648,14 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 			shown++;
 			break;
 		default:
+			if (not_ready)
+				continue;         /* marked at the root */
 			g->code = synthetic_code(p, it->kind == TB_MI_UNMERGED ? "<native unmerged>" :
-						    not_ready ? NOT_READY : "<native truncated>");
+								       "<native truncated>");
 		}
 		out++;
 	}
-	if (not_ready && h->native_stop == TB_NS_NONE) {
+	if (not_ready) {
 		memset(&f[out], 0, sizeof(f[out]));
 		f[out].offset = -2;
 		f[out++].code = synthetic_code(p, NOT_READY);
