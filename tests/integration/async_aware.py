@@ -4,7 +4,11 @@ coroutines, gathered by a parent task (tests/workloads/async_tasks.py), on 3.14 
 3.15 (the Debian sid builds), with the event loop on the main thread and on a second
 thread: at least 90% of each coroutine's samples are under its own task's frame with
 the awaiting task's frame right below; hostile task names come out literally (JSON);
-on 3.13 one line says task attribution needs 3.14+ and the profile has no task frames.
+on 3.13 one line says task attribution needs 3.14+ and the profile has no task frames;
+hundreds of short-lived tasks (tests/workloads/async_short.py, each living 50-300 ms):
+>= 99% of their coroutine's samples under a task frame, >= 97% under the task's own
+name (the rest <task (finished)>: gone before the agent read it), and the summary line
+that counts them.
 Run: python3 tests/integration/async_aware.py [-k NAME]"""
 import os
 import sys
@@ -59,6 +63,32 @@ def test_tasks(minor, args):
     return ", ".join(detail)
 
 
+def test_short_tasks(minor):
+    out = os.path.join(TMP, "s%d.folded" % minor)
+    r = tb.run(["--async-aware", "-r", "299", "-d", "10", "-o", out, "--", SID % minor,
+                tb.workload("async_short.py"), "5", "400"], timeout=60)
+    if r.returncode:
+        raise AssertionError("exit %d: %s" % (r.returncode, r.stderr.strip()[-400:]))
+    note = [l for l in r.stderr.splitlines() if "--async-aware:" in l and "samples ran a task" in l]
+    if len(note) != 1:
+        raise AssertionError("no summary line of task frames: %r" % r.stderr[-600:])
+    tot = framed = named = 0
+    for frames, n in tb.Folded(out).stacks:
+        funcs = [tb.Folded.func(f) for f in frames]
+        if "short_work" not in funcs:
+            continue
+        i = funcs.index("short_work")
+        tot += n
+        if i >= 1 and funcs[i - 1].startswith("<task "):
+            framed += n
+            named += n if funcs[i - 1].startswith("<task short-") else 0
+    if tot < 300:
+        raise AssertionError("only %d samples of short_work" % tot)
+    if framed < 0.99 * tot or named < 0.97 * tot:
+        raise AssertionError("short_work: %d samples, %d under a task frame, %d under its own" % (tot, framed, named))
+    return "short_work %d samples: %d under a task frame, %d named; %s" % (tot, framed, named, note[0][13:])
+
+
 def names_in(node, acc):
     if node.get("kind") == "task":
         acc.add(node["name"])
@@ -106,6 +136,7 @@ def checks():
             checks.append(("async_tasks_3.%d" % minor, test_tasks, minor, []))
             checks.append(("async_tasks_thread_3.%d" % minor, test_tasks, minor, ["thread"]))
             checks.append(("async_hostile_names_3.%d" % minor, test_hostile, minor))
+            checks.append(("async_short_tasks_3.%d" % minor, test_short_tasks, minor))
     if os.path.exists(SID % 13):
         checks.append(("async_before_3.14", test_before_3_14))
     return checks

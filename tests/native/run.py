@@ -19,7 +19,14 @@
   fork      children of a profiled process (--subprocesses): merged as well
   shared    two processes: their files built once
   off       without --native: no native frame, no native line
+  pid       -p of a process running the chain already: its tables built before
+            its first sample (one line says so), no sample partial or Python alone
   unmerged  over every capture above: unmerged samples < 1%
+  early     the first 1.5 s of the chain workload at 499 Hz: its tables were built
+            while the command was held at its entry point (one line says so): no
+            sample before them, partial ones (a dlopen'ed extension module's init
+            before its table) < 2%, none Python frames alone; the chain check:
+            partial < 0.5%, none Python alone over its whole capture
   hostile   (also alone with --hostile) a frame-pointer chain that loops
             (NOT_INCREASING), 600 executable mappings (more than 512 ranges), a
             mapped library truncated and one deleted under the process: the
@@ -34,6 +41,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -183,7 +191,78 @@ def check_chain(argv):
     total, hits = count_under(stacks, "call_chain", whole_chain)
     share = 100.0 * hits / total
     assert share >= 90.0, "chain_a -> chain_b -> chain_c under call_chain in %.1f%% of %d" % (share, total)
-    return "the whole C chain under call_chain in %.1f%% of %d" % (share, total)
+    m = PARTIAL_RE.search(err)
+    assert m and float(m.group(3)) < 0.5, "partial samples: %s" % (m.group(0) if m else "no line")
+    alone = sum(n for fr, n in stacks if python_only(fr))
+    assert alone == 0, "%d samples are Python frames alone (a second tower)" % alone
+    return "the whole C chain under call_chain in %.1f%% of %d; %s partial" % (share, total, m.group(1))
+
+
+PARTIAL_RE = re.compile(r"native: (\d+) of (\d+) samples \(([\d.]+)%\) partial, marked <native tables not ready>")
+
+
+def python_only(fr):
+    """Python frames alone, unmarked: a stack beside the merged ones (a second tower).
+    (A walk cut short is marked <native truncated>, tables not ready <native tables not
+    ready>.)"""
+    return len(fr) > 2 and all(m.endswith(".py") or (m.startswith("<") and m != "<synthetic>")
+                               for _, m in fr[2:])
+
+
+def check_early(argv):
+    """The first 1.5 s of `-- python workload.py chain` at 499 Hz (start-up and imports,
+    then the chain): the command is held at its entry point until its tables are built,
+    so no sample is partial and none is Python frames alone."""
+    fd, out = tempfile.mkstemp(suffix=".folded", prefix="tb-early-")
+    os.close(fd)
+    r = tb.run(["--native", "-r", "499", "-d", "1.5", "-o", out, "--"] + argv + [WORKLOAD, "chain", "6"],
+               timeout=60)
+    try:
+        assert r.returncode == 0, "agent exit %d: %s" % (r.returncode, r.stderr.strip()[-400:])
+        with open(out, encoding="utf-8", errors="replace") as f:
+            stacks = [frames(l) for l in f if l.strip()]
+    finally:
+        os.unlink(out)
+    ready = re.search(r"unwind tables for (\d+) files ready in ([\d.]+) s", r.stderr)
+    m = PARTIAL_RE.search(r.stderr)
+    assert ready and m, "no line on the tables or on partial samples: " + r.stderr.strip()[:600]
+    total = sum(n for _, n in stacks)
+    alone = sum(n for fr, n in stacks if python_only(fr))
+    assert total >= 10, "only %d samples" % total
+    before = re.search(r"(\d+) before their process's tables were loaded", r.stderr)
+    assert before and before.group(1) == "0", "partial: " + m.group(0)
+    # the imports dlopen extension modules (_ctypes, libffi): a sample in one's init,
+    # before its table is built (a few ms), is partial, marked (0-1 of 80-180 seen)
+    assert float(m.group(3)) < 2.0, "partial: %s (limit 2%%)" % m.group(0)
+    assert alone == 0, "%d of %d samples are Python frames alone" % (alone, total)
+    return "%s files ready in %s s; %s of %s samples partial, 0 of %d Python alone" % (
+        ready.group(1), ready.group(2), m.group(1), m.group(2), total)
+
+
+def check_pid(argv):
+    """-p of a process spinning in the chain already: its tables built before its
+    first sample (one line), none of its samples partial or Python frames alone."""
+    fd, out = tempfile.mkstemp(suffix=".folded", prefix="tb-pid-")
+    os.close(fd)
+    proc = subprocess.Popen(argv + [WORKLOAD, "chain", "8", "nosleep"])
+    try:
+        time.sleep(0.5)
+        r = tb.run(["--native", "-r", "499", "-d", "1.5", "-p", str(proc.pid), "-o", out], timeout=60)
+        assert r.returncode == 0, "agent exit %d: %s" % (r.returncode, r.stderr.strip()[-400:])
+        with open(out, encoding="utf-8", errors="replace") as f:
+            stacks = [frames(l) for l in f if l.strip()]
+    finally:
+        proc.kill()
+        proc.wait()
+        os.unlink(out)
+    ready = re.search(r"pid %d: unwind tables for (\d+) files ready in ([\d.]+) s" % proc.pid, r.stderr)
+    m = PARTIAL_RE.search(r.stderr)
+    assert ready and m, "no line on the tables or on partial samples: " + r.stderr.strip()[:600]
+    total = sum(n for _, n in stacks)
+    alone = sum(n for fr, n in stacks if python_only(fr))
+    assert total >= 100, "only %d samples" % total
+    assert m.group(1) == "0" and alone == 0, "%s; %d of %d Python frames alone" % (m.group(0), alone, total)
+    return "%s files ready in %s s; 0 of %d samples partial or Python alone" % (ready.group(1), ready.group(2), total)
 
 
 def check_both(argv):
@@ -333,12 +412,14 @@ def main():
             check("qsort %s" % label, check_qsort, argv)
             check("zlib %s" % label, check_zlib, argv)
             check("chain %s" % label, check_chain, argv)
+            check("early %s" % label, check_early, argv)
             check("both %s" % label, check_both, argv)
         check("depth %s" % " ".join(first), check_depth, by_minor.get("3.10", first))
         check("dlopen", check_dlopen, by_minor.get("3.11", first))
         fork_argv = by_minor.get("3.12", first)
         check("fork", check_qsort, fork_argv, ("--subprocesses",), "fork")
         check("shared", check_shared, by_minor.get("3.13", first))
+        check("pid", check_pid, by_minor.get("3.12", first))
         check("off", check_off, first)
         check("unmerged", check_unmerged)
         check("tree JSON versions", check_versions, by_minor.get("3.12", first))

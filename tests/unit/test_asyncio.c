@@ -4,8 +4,9 @@
  * its own pid: named and "Task-N" tasks, awaiters (one future, a set, a cycle, a chain
  * longer than the bound), a reused address (another coroutine), not a task, hostile names
  * (control characters kept, long ones cut); model/tasks.c's cache (one read per task and
- * refresh period) and profile.c's placement of the <task NAME> frames at the root of the
- * task's coroutine frames, with the awaiters below; the AsyncioDebug section parser on
+ * refresh period; a refresh that fails keeps the frames) and profile.c's placement of the
+ * <task NAME> frames at the root of the task's coroutine frames, with the awaiters below,
+ * and of <task (finished)> for a task gone before it was read; the AsyncioDebug section parser on
  * lying copies, and the version table against the sections of the sid 3.14 and 3.15 builds
  * when they are installed. */
 #include <stdarg.h>
@@ -211,8 +212,9 @@ static void test_hostile_names(void **state)
 }
 
 /* A sample of this process whose running task is task 0 (awaited by 1), its Python frames
- * (innermost first) codes[0..n). */
-static void sample(struct tb_profile *p, const uint64_t *codes, int n, uint64_t time_ns)
+ * (innermost first) codes[0..n); the coroutine's low bits as the BPF program saw them
+ * plus coro_delta (not 0: another task, gone since, had the address). */
+static void sample_coro(struct tb_profile *p, const uint64_t *codes, int n, uint64_t time_ns, uint32_t coro_delta)
 {
 	static struct tb_frame f[8];
 	struct tb_sample_hdr h;
@@ -223,7 +225,7 @@ static void sample(struct tb_profile *p, const uint64_t *codes, int n, uint64_t 
 	h.time_ns = time_ns;
 	h.depth = (uint16_t)n;
 	h.task = addr(F->task[0]);
-	h.task_coro = coro32(0);
+	h.task_coro = coro32(0) + coro_delta;
 	for (int i = 0; i < n; i++) {
 		f[i].code = codes[i];
 		f[i].code_id = 1;
@@ -231,6 +233,11 @@ static void sample(struct tb_profile *p, const uint64_t *codes, int n, uint64_t 
 		f[i].flags = TB_FF_NO_OPCODE;
 	}
 	th_send(p, &h, f, 1);
+}
+
+static void sample(struct tb_profile *p, const uint64_t *codes, int n, uint64_t time_ns)
+{
+	sample_coro(p, codes, n, time_ns, 0);
 }
 
 static void test_profile_frames(void **state)
@@ -269,6 +276,24 @@ static void test_profile_frames(void **state)
 	assert_int_equal(p.stacks[0].count, 2);
 	sample(&p, codes, 4, 1000 + TB_TASK_REFRESH_NS + 1);
 	assert_int_equal(p.tasks.reads, reads + 1);
+	/* the task ended since: a refresh that cannot read it keeps its frames */
+	F->task[0][A->task_is_task] = 0;
+	sample(&p, codes, 4, 1000 + 2 * TB_TASK_REFRESH_NS + 2);
+	assert_int_equal(p.tasks.reads, reads + 2);
+	assert_int_equal(p.stacks[0].count, 4);
+	F->task[0][A->task_is_task] = 1;
+	/* a task gone before it was read (its address holds another coroutine): one
+	 * <task (finished)> frame, at the root of a coroutine that a task was seen running */
+	sample_coro(&p, codes, 4, 3000, 16);
+	s = &p.stacks[p.nstacks - 1];
+	f = tb_stack_frames(&p, s);
+	assert_int_equal(s->depth, 5);
+	assert_int_equal(p.sym.codes[f[1].code].addr, 0x1000);
+	assert_string_equal(tb_str(&p.strs, p.sym.codes[f[2].code].qualname), "<task (finished)>");
+	assert_int_equal(p.sym.codes[f[3].code].addr, 0x6000);
+	assert_int_equal(p.tasks.gone, 1);
+	assert_int_equal(p.task_samples, 5);
+	assert_int_equal(p.tasks.sampled, 5);
 	/* the coroutine's frame not on the stack: the task frames above the Python frames */
 	sample(&p, nocoro, 2, 3000);
 	s = &p.stacks[p.nstacks - 1];

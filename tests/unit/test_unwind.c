@@ -7,7 +7,8 @@
  * descriptor cleared, its rows freed); rows that do not fit leave a file to
  * frame pointers until unused files are evicted to make room; the resolver
  * names the mappings, the vDSO's functions too (its table is the agent's
- * own vDSO's, kept for every process). */
+ * own vDSO's, kept for every process); waiting for a process's tables (a
+ * target known at the start) returns once its ranges are written. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
+#include "capture/clock.h"
 #include "capture/unwind.h"
 #include "proc/cfi.h"
 
@@ -166,6 +168,24 @@ static void test_process_ranges(void **state)
 	free(k.rows);
 }
 
+static void test_wait(void **state)
+{
+	struct fake k;
+	struct tb_unwind *u = open_registry(&k, 1u << 22);
+	uint32_t files = 0, pending = 1;
+
+	(void)state;
+	assert_int_equal(tb_unwind_wait(u, getpid(), &files, &pending), -1); /* not followed */
+	assert_int_equal(tb_unwind_add_process(u, getpid(), tb_mono_ns()), 0);
+	assert_false(k.have_ranges);
+	assert_int_equal(tb_unwind_wait(u, getpid(), &files, &pending), 0);
+	assert_true(k.have_ranges);
+	assert_true(files >= 3);        /* this binary, libc, libz at least */
+	assert_int_equal(pending, 0);
+	tb_unwind_free(u);
+	free(k.rows);
+}
+
 static void test_fork_storm_and_eviction(void **state)
 {
 	struct fake k;
@@ -239,6 +259,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_process_ranges),
+		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_fork_storm_and_eviction),
 		cmocka_unit_test(test_no_room),
 	};

@@ -35,6 +35,7 @@ struct tb_sampler {
 	struct tb_unwind *unwind;      /* --native */
 	int noted_umaps_full;          /* said that umaps is full */
 	int bounded;                   /* the bounded shape (no bpf_loop) */
+	int quiet;                     /* no notes on stderr */
 };
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -282,6 +283,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->prof = prof;
 	s->watch = watch;
 	s->note_no_gil = o->note_no_gil;
+	s->quiet = o->quiet;
 	libbpf_set_print(silent_print);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): tachyon-bpf needs a "
@@ -401,12 +403,33 @@ fail:
 	return NULL;
 }
 
-int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t)
+/* --native, a target known at the start: its tables built before its first sample
+ * (bounded: TB_UNWIND_WAIT_NS), said on stderr. */
+static void wait_tables(struct tb_sampler *s, pid_t pid)
+{
+	uint64_t t0 = tb_mono_ns();
+	uint32_t files, pending;
+
+	if (tb_unwind_add_process(s->unwind, pid, t0) || tb_unwind_wait(s->unwind, pid, &files, &pending) ||
+	    s->quiet)
+		return;
+	if (!pending)
+		fprintf(stderr, "tachyon-bpf: pid %d: unwind tables for %u files ready in %.2f s\n", (int)pid, files,
+			(double)(tb_mono_ns() - t0) / 1e9);
+	else
+		fprintf(stderr, "tachyon-bpf: pid %d: unwind tables for %u of %u files ready after %.2f s; until the "
+			"others are, their native frames are one <native tables not ready> frame\n", (int)pid,
+			files - pending, files, (double)(tb_mono_ns() - t0) / 1e9);
+}
+
+int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t, int wait)
 {
 	struct tb_proc p;
 	__u32 key = (__u32)t->pid;
 	char version[32];
 
+	if (wait && s->unwind)
+		wait_tables(s, t->pid);
 	tb_target_to_proc(t, &p);
 	if (bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY))
 		return -1;
@@ -419,7 +442,7 @@ int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t)
 			"so all its on-CPU samples are kept\n", (int)t->pid,
 			tb_layout_version_str(&t->layout, version, sizeof(version)));
 	/* its native frames are walked once its tables are loaded */
-	if (s->unwind)
+	if (s->unwind && !wait)
 		tb_unwind_add_process(s->unwind, t->pid, tb_mono_ns());
 	return 0;
 }

@@ -36,8 +36,9 @@ struct tb_sampler_opts {
 struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
 				   struct tb_watch *watch, char *err, size_t errlen);
 /* Start sampling a discovered process (with note_no_gil, one line on stderr if it is
- * free-threaded). 0 ok. */
-int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t);
+ * free-threaded); with --native and wait (a target known at the start), once its
+ * unwind tables are built (at most TB_UNWIND_WAIT_NS; one line on stderr). 0 ok. */
+int tb_sampler_add(struct tb_sampler *s, const struct tb_target *t, int wait);
 /* Follow the children of pid (--subprocesses). */
 int tb_sampler_follow(struct tb_sampler *s, pid_t pid);
 /* Stop sampling a process (e.g. it exited). */

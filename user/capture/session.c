@@ -26,6 +26,8 @@
 /* young processes import modules whose code objects are freed right after
  * they run: drain often for this long after a new one is found */
 #define YOUNG_S 2.0
+/* --async-aware, once tasks run: drain at least this often (ms) */
+#define TASK_DRAIN_MS 5
 /* how often thread names are read and the targets checked */
 #define CHECK_EVERY_S 0.2
 
@@ -399,18 +401,18 @@ static void open_kallsyms(struct tb_session *s)
 
 /* The command's stdin, stdout and stderr on /dev/null: top's view would be
  * torn by its output. */
-static pid_t launch_detached(char **cmd, char *err, size_t errlen)
+static pid_t launch_detached(char **cmd, int *held, char *err, size_t errlen)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), saved[3];
 	pid_t pid;
 
 	if (null < 0)
-		return tb_launch(cmd, err, errlen);
+		return tb_launch(cmd, held, err, errlen);
 	for (int fd = 0; fd < 3; fd++) {
 		saved[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		dup2(null, fd);
 	}
-	pid = tb_launch(cmd, err, errlen);
+	pid = tb_launch(cmd, held, err, errlen);
 	for (int fd = 0; fd < 3; fd++) {
 		if (saved[fd] >= 0) {
 			dup2(saved[fd], fd);
@@ -426,6 +428,7 @@ static int attach_targets(struct tb_session *s, char *err, size_t errlen)
 	const struct tb_session_opts *o = s->o;
 	const char *cgroup = o->cgroup[0] ? o->cgroup : NULL;
 	pid_t child;
+	int held;
 
 	for (int i = 0; i < o->npids; i++)
 		if (tb_target_attach(s->sampler, &s->prof, o->pids[i], err, errlen))
@@ -437,13 +440,16 @@ static int attach_targets(struct tb_session *s, char *err, size_t errlen)
 		return 0;
 	if (o->subprocesses)
 		tb_sampler_follow(s->sampler, getpid()); /* so the command and its children are followed from fork */
-	child = o->detach_stdio ? launch_detached(o->cmd, err, errlen) : tb_launch(o->cmd, err, errlen);
+	/* --native: the command held at its entry point (exec'd, its libraries mapped,
+	 * none of its code run) while the tables of what it maps are built */
+	held = o->native_depth && !o->subprocesses;
+	child = o->detach_stdio ? launch_detached(o->cmd, &held, err, errlen) : tb_launch(o->cmd, &held, err, errlen);
 	if (child < 0)
 		return -1;
 	s->child = child;
 	stop_child = child;
 	/* with --subprocesses the exec of the command is reported like any other */
-	if (!o->subprocesses && tb_target_attach_launched(s->sampler, &s->prof, child, 10000, err, errlen))
+	if (!o->subprocesses && tb_target_attach_launched(s->sampler, &s->prof, child, held, 10000, err, errlen))
 		return -1;
 	return 0;
 }
@@ -520,6 +526,8 @@ void tb_session_step(struct tb_session *s, int wait_ms)
 		wait_ms = 2;
 	else if (now < s->fast_until && wait_ms > 4)
 		wait_ms = 4;
+	else if (s->prof.tasks.sampled && wait_ms > TASK_DRAIN_MS)
+		wait_ms = TASK_DRAIN_MS; /* a short-lived task is read before it is freed */
 	tb_sampler_poll(s->sampler, wait_ms);
 	tb_watch_poll(&s->watch);
 	now = tb_mono_s();
@@ -584,6 +592,30 @@ static void native_note(struct tb_session *s)
 	if (us.queue_full)
 		fprintf(stderr, "; %" PRIu64 " files not built (too many waiting)", us.queue_full);
 	fputc('\n', stderr);
+	fprintf(stderr, "tachyon-bpf: native: %" PRIu64 " of %" PRIu64 " samples (%.2f%%) partial, marked <native tables"
+		" not ready>: %" PRIu64 " before their process's tables were loaded, %" PRIu64 " in a library mapped"
+		" since or still being built\n", n->not_ready_process + n->not_ready_library, n->samples,
+		pct(n->not_ready_process + n->not_ready_library, n->samples), n->not_ready_process, n->not_ready_library);
+}
+
+/* --async-aware: how many samples of a running task got its task frame, and why
+ * the others did not. */
+static void task_note(struct tb_session *s)
+{
+	const struct tb_tasks *t = &s->prof.tasks;
+
+	if (!s->prof.async_aware || !t->sampled)
+		return;
+	fprintf(stderr, "tachyon-bpf: --async-aware: %" PRIu64 " samples ran a task: %" PRIu64 " (%.1f%%) with its"
+		" task frame, %" PRIu64 " (%.1f%%) with <task (finished)> (the task was gone before it was read)",
+		t->sampled, s->prof.task_samples - t->gone, pct(s->prof.task_samples - t->gone, t->sampled),
+		t->gone, pct(t->gone, t->sampled));
+	if (t->over_budget)
+		fprintf(stderr, ", %" PRIu64 " without (over the budget of %d task reads a second)", t->over_budget,
+			TB_TASK_READS_PER_S);
+	if (t->refused_samples)
+		fprintf(stderr, ", %" PRIu64 " without (offsets refused)", t->refused_samples);
+	fputc('\n', stderr);
 }
 
 void tb_session_finish(struct tb_session *s)
@@ -591,8 +623,10 @@ void tb_session_finish(struct tb_session *s)
 	tb_sampler_poll(s->sampler, 0); /* what is already in the ring */
 	tb_watch_poll(&s->watch);
 	tb_session_settle(s);
-	if (!s->o->quiet)
+	if (!s->o->quiet) {
 		native_note(s);
+		task_note(s);
+	}
 }
 
 void tb_session_close(struct tb_session *s)

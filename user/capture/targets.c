@@ -16,14 +16,15 @@
 #include "capture/clock.h"
 #include "capture/targets.h"
 
-static int register_target(struct tb_sampler *s, struct tb_profile *p, const struct tb_target *t,
+/* wait: a target known at the start (--native: its tables built before its first sample) */
+static int register_target(struct tb_sampler *s, struct tb_profile *p, const struct tb_target *t, int wait,
 			   char *err, size_t errlen)
 {
 	int known = tb_profile_find_process(p, (uint32_t)t->pid);
 
 	if (known >= 0 && p->procs[known].live)
 		return 0;
-	if (tb_sampler_add(s, t)) {
+	if (tb_sampler_add(s, t, wait)) {
 		snprintf(err, errlen, "pid %d: cannot register with the BPF program", (int)t->pid);
 		return -1;
 	}
@@ -40,7 +41,7 @@ int tb_target_attach(struct tb_sampler *s, struct tb_profile *p, pid_t pid, char
 		return -1;
 	rc = tb_discover(pid, t, err, errlen);
 	if (rc == 0)
-		rc = register_target(s, p, t, err, errlen);
+		rc = register_target(s, p, t, 1, err, errlen);
 	free(t);
 	return rc ? -1 : 0;
 }
@@ -68,7 +69,7 @@ int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char 
 		if (cgroup && !tb_pid_in_cgroup((pid_t)pid, cgroup))
 			continue;
 		rc = tb_discover((pid_t)pid, t, err, sizeof(err));
-		if (rc == 0 && !register_target(s, p, t, err, sizeof(err)))
+		if (rc == 0 && !register_target(s, p, t, 0, err, sizeof(err)))
 			n++;
 		else if (rc < 0 && !quiet && errno != ENOENT && !strstr(err, "no such process"))
 			tb_termsafe_line(stderr, "tachyon-bpf: skipping ", err);
@@ -78,7 +79,7 @@ int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char 
 	return n;
 }
 
-int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t pid,
+int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t pid, int held,
 			      int timeout_ms, char *err, size_t errlen)
 {
 	struct tb_target *t = malloc(sizeof(*t));
@@ -93,11 +94,15 @@ int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t 
 
 		rc = tb_discover(pid, t, err, errlen);
 		if (rc == 0) {
-			rc = register_target(s, p, t, err, errlen);
+			rc = register_target(s, p, t, 1, err, errlen);
 			break;
 		}
 		if (rc < 0 && !strstr(err, "no such process"))
 			break; /* Python, but unsupported or unreadable */
+		if (held) { /* not Python at its entry (a script, env): let it run, look again */
+			tb_launch_release(pid);
+			held = 0;
+		}
 		if (tb_child_exited(pid, &status)) {
 			snprintf(err, errlen, "the command exited before a Python runtime was found in it");
 			rc = -1;
@@ -110,6 +115,8 @@ int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t 
 			nap.tv_nsec = 5 * 1000 * 1000;
 		nanosleep(&nap, NULL);
 	}
+	if (held)
+		tb_launch_release(pid);
 	if (rc > 0)
 		rc = -1;
 	free(t);

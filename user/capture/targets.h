@@ -12,9 +12,11 @@ int tb_target_attach(struct tb_sampler *s, struct tb_profile *p, pid_t pid, char
  * the cgroup directory if one is given. Returns how
  * many; problems with single processes are reported on stderr unless quiet. */
 int tb_target_attach_all(struct tb_sampler *s, struct tb_profile *p, const char *cgroup, int quiet);
-/* Wait for a launched child to map its Python runtime, then attach.
+/* Wait for a launched child to map its Python runtime, then attach.  held: the
+ * child is held at its entry point (proc/launch.h): attached there if it is Python
+ * (--native: its tables built first), then let go.
  * 0 ok; -1 with err (exited first, or not Python after timeout_ms). */
-int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t pid,
+int tb_target_attach_launched(struct tb_sampler *s, struct tb_profile *p, pid_t pid, int held,
 			      int timeout_ms, char *err, size_t errlen);
 
 #endif

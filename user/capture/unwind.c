@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "lib/hash.h"
 #include "lib/hashmap.h"
@@ -52,6 +53,8 @@
 #define SWEEP_NS (1000ull * 1000 * 1000) /* unused files looked at this often */
 #define YOUNG_NS (10000ull * 1000 * 1000) /* a process this young has its maps reread */
 #define YOUNG_EVERY_NS (100ull * 1000 * 1000) /* (looked at this often, reread every refresh_ns) */
+#define YOUNG_REFRESH_NS (20ull * 1000 * 1000) /* a young process's walk met an unknown pc:
+					       * its maps reread at most this often */
 /* a process's maps are reread no sooner than this many times the last reread's own time after
  * the usual refresh_ns: a process whose maps are slow to read (tens of thousands of mappings)
  * costs the agent about a tenth of a core at most, however often its walks meet an unknown pc */
@@ -790,6 +793,33 @@ int tb_unwind_add_process(struct tb_unwind *u, pid_t pid, uint64_t now_ns)
 	return 0;
 }
 
+int tb_unwind_wait(struct tb_unwind *u, pid_t pid, uint32_t *files, uint32_t *pending)
+{
+	const struct timespec nap = { 0, 1000 * 1000 };
+	struct uproc *p;
+
+	*files = *pending = 0;
+	for (;;) {                        /* bounded: published at wait_ns at the latest */
+		tb_unwind_poll(u, tb_mono_ns());
+		if (!(p = proc_find(u, (uint32_t)pid)))
+			return -1;
+		if (p->published)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	for (uint32_t i = 0; i < p->nr; i++) {
+		uint32_t k = 0, file = p->r[i].file;
+
+		while (k < i && p->r[k].file != file)
+			k++;
+		if (!file || k < i)
+			continue;                 /* none, or counted already */
+		(*files)++;
+		*pending += u->files[file - 1].state == F_BUILDING;
+	}
+	return 0;
+}
+
 void tb_unwind_fork(struct tb_unwind *u, pid_t parent, pid_t child, uint64_t now_ns)
 {
 	struct uproc *pp, *c;
@@ -837,8 +867,10 @@ void tb_unwind_unknown_pc(struct tb_unwind *u, pid_t pid, uint64_t now_ns)
 	uint32_t n, pi;
 	uint64_t t0, took;
 
-	/* refreshed_ns may lie ahead (a slow reread's hold-off): compared signed */
-	if (!p || (p->refreshed_ns && (int64_t)(now_ns - p->refreshed_ns) < (int64_t)u->o.refresh_ns))
+	/* refreshed_ns may lie ahead (a slow reread's hold-off): compared signed; a young
+	 * process (imports dlopen extension modules) may be reread sooner */
+	if (!p || (p->refreshed_ns && (int64_t)(now_ns - p->refreshed_ns) <
+		   (int64_t)(now_ns - p->added_ns < YOUNG_NS ? YOUNG_REFRESH_NS : u->o.refresh_ns)))
 		return;
 	pi = (uint32_t)(p - u->procs);
 	t0 = tb_mono_ns();
@@ -874,7 +906,8 @@ void tb_unwind_poll(struct tb_unwind *u, uint64_t now_ns)
 		 * before a walk has to stop at one */
 		u->young_ns = now_ns;
 		for (uint32_t i = 0; i < u->nprocs; i++)
-			if (u->procs[i].pid && now_ns - u->procs[i].added_ns < YOUNG_NS)
+			if (u->procs[i].pid && now_ns - u->procs[i].added_ns < YOUNG_NS &&
+			    (int64_t)(now_ns - u->procs[i].refreshed_ns) >= (int64_t)u->o.refresh_ns)
 				tb_unwind_unknown_pc(u, (pid_t)u->procs[i].pid, now_ns);
 	}
 	if (now_ns - u->swept_ns < SWEEP_NS)

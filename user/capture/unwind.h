@@ -70,6 +70,11 @@ struct tb_unwind *tb_unwind_new(const struct tb_unwind_maps *maps, const struct 
  * the new ones; its ranges are written once they are ready (or after
  * wait_ns). 0 ok; -1 (gone, too many processes). */
 int tb_unwind_add_process(struct tb_unwind *u, pid_t pid, uint64_t now_ns);
+/* Wait until the ranges of pid (added) are written: its files built, or wait_ns after
+ * it was added (the files still building then stop its walks, counted as not ready).
+ * *files: the files it maps (the vDSO included), *pending: of which not built yet.
+ * 0, or -1 (not followed). */
+int tb_unwind_wait(struct tb_unwind *u, pid_t pid, uint32_t *files, uint32_t *pending);
 /* child was forked by parent: it maps what its parent maps (the BPF
  * program copied the ranges). */
 void tb_unwind_fork(struct tb_unwind *u, pid_t parent, pid_t child, uint64_t now_ns);

@@ -76,7 +76,7 @@ static int try_discover(struct tb_watch *w, pid_t pid)
 	int rc = tb_discover(pid, &t, err, sizeof(err));
 
 	if (rc == 0) {
-		if (tb_sampler_add(w->sampler, &t) == 0)
+		if (tb_sampler_add(w->sampler, &t, 0) == 0)
 			tb_profile_add_process(w->prof, &t);
 		w->discovered++;
 		return 1;

@@ -592,6 +592,9 @@ static void python_frame(struct tb_profile *p, const struct tb_pinfo *pi, const 
 		p->unresolved_frames++;
 }
 
+/* The frame that stands for native frames whose tables were not ready. */
+#define NOT_READY "<native tables not ready>"
+
 /* --native: the sample's native and Python frames merged in the order they
  * ran (model/merge.c) into f[0 ..); returns how many. */
 static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
@@ -607,7 +610,19 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 	uint32_t n = tb_merge(&in, items, &v);
 	uint16_t out = 0, shown = 0;
 
+	/* tables not ready: the process's (no walk), or a library's (mapped since, or
+	 * still building): the native part the walk could not reach (its root: _start,
+	 * the interpreter's main) is one marked frame at the root, so that such samples
+	 * make one tower under it, not Python frames at the root beside the whole ones */
+	int not_ready = depth && (h->native_stop == TB_NS_NONE ||
+				  (v == TB_MV_TRUNCATED && (h->native_stop == TB_NS_UNKNOWN_MAP ||
+							    h->native_stop == TB_NS_NO_TABLE)));
+
 	tb_native_count(&p->ncodes, h->native_stop, h->nnative, v);
+	if (not_ready && h->native_stop == TB_NS_NONE)
+		p->ncodes.stats.not_ready_process++;
+	else if (not_ready)
+		p->ncodes.stats.not_ready_library++;
 	if (h->native_stop > TB_NS_NONE && h->native_stop < TB_NS_MAX)
 		p->native_stop[h->native_stop - 1]++;
 	p->merged += v == TB_MV_MERGED || v == TB_MV_TOLERATED;
@@ -633,10 +648,17 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 			shown++;
 			break;
 		default:
-			g->code = synthetic_code(p, it->kind == TB_MI_TRUNCATED ? "<native truncated>" :
-								       "<native unmerged>");
+			if (not_ready)
+				continue;         /* marked at the root */
+			g->code = synthetic_code(p, it->kind == TB_MI_UNMERGED ? "<native unmerged>" :
+								       "<native truncated>");
 		}
 		out++;
+	}
+	if (not_ready) {
+		memset(&f[out], 0, sizeof(f[out]));
+		f[out].offset = -2;
+		f[out++].code = synthetic_code(p, NOT_READY);
 	}
 	if (shown) {
 		p->native_samples++;
@@ -661,10 +683,13 @@ static uint16_t task_frames(struct tb_profile *p, const struct tb_pinfo *pi, con
 	e = tb_tasks_lookup(&p->tasks, &p->sym, pi->live->target.pid, &pi->live->target.layout, h);
 	if (!e)
 		return n;
-	for (uint16_t i = n; e->coro_code && i-- > lead;) {
+	for (uint16_t i = n; i-- > lead;) {
 		const struct tb_code *c = &p->sym.codes[f[i].code];
 
-		if (c->kind == TB_CODE_PYTHON && c->pid && c->addr == e->coro_code) {
+		/* a task gone before it was read: the outermost frame of a coroutine
+		 * that other tasks of the process were seen running */
+		if (c->kind == TB_CODE_PYTHON && c->pid && (e->coro_code ? c->addr == e->coro_code :
+			tb_tasks_known_coro(&p->tasks, e->pid, c->addr))) {
 			at = (uint16_t)(i + 1);
 			break;
 		}

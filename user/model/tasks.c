@@ -18,6 +18,8 @@ void tb_tasks_free(struct tb_tasks *t)
 	tb_hmap_free(&t->index);
 	free(t->m);
 	tb_hmap_free(&t->mindex);
+	free(t->c);
+	tb_hmap_free(&t->cindex);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -29,20 +31,47 @@ uint32_t tb_task_code(struct tb_symbolizer *sym, const char *name)
 	return tb_sym_function(sym, TB_CODE_TASK, tb_hash(label, strlen(label)), label, "<task>");
 }
 
+/* Remember code as a task coroutine of pid (the cache starts over when full). */
+static void note_coro(struct tb_tasks *t, uint32_t pid, uint64_t code)
+{
+	struct tb_task_coro key = { pid, 0, code };
+	uint32_t i;
+
+	if (!code)
+		return;
+	if (t->nc >= TB_TASK_CACHE_MAX) {
+		tb_hmap_clear(&t->cindex);
+		t->nc = 0;
+	}
+	t->c = tb_grow(t->c, &t->capc, t->nc + 1, sizeof(*t->c), 16);
+	i = tb_hmap_intern_key(&t->cindex, t->c, sizeof(*t->c), &key, sizeof(key), t->nc);
+	if (i == t->nc)
+		t->c[t->nc++] = key;
+}
+
+int tb_tasks_known_coro(const struct tb_tasks *t, uint32_t pid, uint64_t addr)
+{
+	struct tb_task_coro key = { pid, 0, addr };
+
+	return addr && tb_hmap_find_key(&t->cindex, t->c, sizeof(*t->c), &key, sizeof(key)) != TB_HMAP_NONE;
+}
+
+/* Read e's task and its awaiters (again); a read that fails keeps what an earlier one
+ * found (the task ended since: its chain as last seen). */
 static void fill(struct tb_tasks *t, struct tb_task_entry *e, struct tb_symbolizer *sym,
 		 const struct tb_layout *l, uint64_t now)
 {
 	static struct tb_task_chain c;
 
 	e->read_ns = now;
-	e->n = 0;
-	e->coro_code = 0;
 	t->reads++;
 	if (tb_asyncio_read((pid_t)e->pid, l, e->task, e->coro32, &c)) {
 		t->failed++;
 		return;
 	}
+	e->n = 0;
 	e->coro_code = c.coro_code;
+	note_coro(t, e->pid, c.coro_code);
 	for (unsigned i = 0; i < c.n && i < TB_TASK_CHAIN; i++)
 		e->codes[e->n++] = tb_task_code(sym, c.name[i]);
 }
@@ -104,11 +133,16 @@ const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbol
 	uint32_t i = tb_hmap_find_key(&t->index, t->e, sizeof(*t->e), &key, KEY_LEN);
 	struct tb_task_entry *e;
 
-	if (!module_ok(t, pid, l, h->time_ns))
+	t->sampled++;
+	if (!module_ok(t, pid, l, h->time_ns)) {
+		t->refused_samples++;
 		return NULL;
+	}
 	if (i == TB_HMAP_NONE) {
-		if (!read_allowed(t, h->time_ns))
+		if (!read_allowed(t, h->time_ns)) {
+			t->over_budget++;
 			return NULL;
+		}
 		if (t->n >= TB_TASK_CACHE_MAX) {
 			tb_hmap_clear(&t->index);
 			t->n = 0;
@@ -122,7 +156,13 @@ const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbol
 		fill(t, &t->e[i], sym, l, h->time_ns);
 	}
 	e = &t->e[i];
-	return e->n ? e : NULL;
+	if (e->n)
+		return e;
+	t->gone++;
+	if (!t->finished_code)
+		t->finished_code = tb_task_code(sym, "(finished)");
+	t->finished = (struct tb_task_entry){ .pid = e->pid, .n = 1, .codes = { t->finished_code } };
+	return &t->finished;
 }
 
 static int by_code(const void *a, const void *b)

@@ -24,7 +24,7 @@ struct tb_task_entry {
 	uint64_t task;
 	uint64_t read_ns;         /* sample time it was read at */
 	uint64_t coro_code;       /* the code object where the task's frames begin, 0: unknown */
-	uint32_t n;               /* task frames, 0: not a task (unreadable, reused) */
+	uint32_t n;               /* task frames, 0: not read, or gone (finished, freed, reused) */
 	uint32_t codes[TB_TASK_CHAIN]; /* innermost (the task) first */
 };
 
@@ -38,6 +38,13 @@ struct tb_task_module {
 };
 #define TB_TASK_VERIFY_TRIES 8
 
+/* A code object seen as a task's coroutine in process pid: where the frame of a task
+ * that was gone before it was read goes. */
+struct tb_task_coro {
+	uint32_t pid, zero;       /* the key: pid, 0, code (no padding) */
+	uint64_t code;
+};
+
 struct tb_tasks {
 	struct tb_task_entry *e;
 	uint32_t n, cap;
@@ -45,9 +52,19 @@ struct tb_tasks {
 	struct tb_task_module *m;   /* one per process with task samples */
 	uint32_t nm, capm;
 	struct tb_hmap mindex;
+	struct tb_task_coro *c;     /* coroutine codes of tasks read */
+	uint32_t nc, capc;
+	struct tb_hmap cindex;
+	uint32_t finished_code;   /* "<task (finished)>" (0: not made yet) */
+	struct tb_task_entry finished; /* what a gone task's samples get */
 	uint64_t refused;         /* processes whose section differs: no task frames */
 	uint64_t reads, failed;   /* tasks read, reads that failed */
 	uint64_t skipped;         /* reads not made: the budget was spent */
+	uint64_t sampled;         /* samples (and off-CPU stacks) whose thread ran a task */
+	uint64_t gone;            /* of which the task was gone (finished, freed) when read:
+				   * given a <task (finished)> frame */
+	uint64_t over_budget;     /* of which not read: TB_TASK_READS_PER_S spent */
+	uint64_t refused_samples; /* of which in a process whose offsets were refused */
 	uint64_t window_ns;       /* start of the current second (sample time) */
 	uint32_t window_reads;    /* reads in it */
 };
@@ -66,11 +83,16 @@ void tb_tasks_free(struct tb_tasks *t);
  * into a new array *out (free it); returns how many. */
 uint32_t tb_task_totals(const struct tb_profile *p, struct tb_task_total **out);
 /* The entry of the sample's running task (h->task != 0) of the process l describes,
- * read if new or stale; NULL when it cannot be read or the process's own AsyncioDebug
- * section says other offsets than its version's row (one line on stderr, once). */
+ * read if new or stale (a stale one that cannot be read again keeps what it had); a
+ * task gone before it could be read (finished and freed, its address reused) gets the
+ * one "<task (finished)>" frame; NULL when over the read budget or the process's own
+ * AsyncioDebug section says other offsets than its version's row (one line on stderr,
+ * once).  Every sample is counted in t (sampled, gone, over_budget, refused_samples). */
 const struct tb_task_entry *tb_tasks_lookup(struct tb_tasks *t, struct tb_symbolizer *sym,
 					    pid_t pid, const struct tb_layout *l,
 					    const struct tb_sample_hdr *h);
+/* Has code object addr been the coroutine of a task read in process pid? */
+int tb_tasks_known_coro(const struct tb_tasks *t, uint32_t pid, uint64_t addr);
 /* The code entry of a task named name ("<task name>"), added on first sight. */
 uint32_t tb_task_code(struct tb_symbolizer *sym, const char *name);
 
