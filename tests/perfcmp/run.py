@@ -152,6 +152,11 @@ class Elf:
             f = line.split()
             if len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND":
                 self.syms.setdefault(f[7].split("@")[0], int(f[1], 16))
+        # PLT entries, which tachyon-bpf names name@plt (proc/nativesym.c) as objdump does
+        out = subprocess.run(["objdump", "-d", "-j", ".plt", "-j", ".plt.sec", path],
+                             capture_output=True, text=True).stdout
+        for m in re.finditer(r"^([0-9a-f]+) <([^<>]+@plt)>:", out, re.M):
+            self.syms.setdefault(m.group(2), int(m.group(1), 16))
 
     def vaddr(self, file_off):
         for off, va, size in self.loads:
@@ -255,7 +260,7 @@ def tachyon_key(frame, maps):
         return "?" + frame, None
     name, lib = m.group("name"), m.group("lib")
     e = maps.by_name.get(lib)
-    va = e.syms.get(name.split("@")[0]) if e else None
+    va = e.syms.get(name if name.endswith("@plt") else name.split("@")[0]) if e else None
     return (e.key(va) if va is not None else "%s:%s" % (lib, name)), name
 
 
@@ -471,7 +476,7 @@ def check_pairs(res):
 def report_names(res):
     """Name agreement on the leaves (reported, not asserted: names are the debug-file work)."""
     p, t = res["perf"], res["tachyon"]
-    kinds = collections.Counter()
+    kinds, missing = collections.Counter(), collections.Counter()
     for key, n in p.leaves.items():
         if key in (EVAL, UNKNOWN) or key.startswith("<"):
             continue
@@ -479,6 +484,7 @@ def report_names(res):
         tn = t.names[key].most_common(1)[0][0] if t.names[key] else None
         if key not in t.leaves:
             kinds["tachyon-bpf never has it"] += n
+            missing[key] += n
         elif pn and tn:
             kinds["same name" if pn == tn else "other name at the address"] += n
         else:
@@ -486,6 +492,7 @@ def report_names(res):
                    (False, False): "neither names"}[(bool(pn), bool(tn))]] += n
     tot = sum(kinds.values()) or 1
     return ", ".join("%s %.1f%%" % (k, 100 * v / tot) for k, v in kinds.most_common()) + \
+        " (most: %s)" % ", ".join("%s %d" % (label(k, p, t), n) for k, n in missing.most_common(3)) + \
         "; stacks reaching _start: perf %.1f%%, tachyon-bpf %.1f%%" % (
             100 * p.rooted / max(p.total, 1), 100 * t.rooted / max(t.total, 1))
 
