@@ -425,23 +425,30 @@ def compare_callers(p, t, leaf):
         pool = (cp[c] + ct[c]) / (n_p + n_t)
         if abs(a - b) >= 0.10 and abs(a - b) > 3 * math.sqrt(pool * (1 - pool) * (1 / n_p + 1 / n_t)):
             more["perf" if a > b else "tachyon"].append(c)
+    share = {"perf": lambda k: cp[k] / n_p, "tachyon": lambda k: ct[k] / n_t}
     out = []
     for x, px, o, po in (("perf", p, "tachyon", t), ("tachyon", t, "perf", p)):
-        for c in more[x]:  # x shows leaf <- c more often than the other tool
+        def gain(keys):  # what o shows more often than x among keys
+            return sum(max(0.0, share[o](k) - share[x](k)) for k in keys)
+        for c in more[x]:  # x shows leaf <- c more often than o: where are o's samples instead?
+            deficit = share[x](c) - share[o](c)
             head = "%s <- %s in %.0f%% (perf) vs %.0f%% (tachyon-bpf): " % (
                 label(leaf, p, t), label(c, p, t), 100 * cp[c] / n_p, 100 * ct[c] / n_t)
+            astray = [k for k in set(cp) | set(ct)
+                      if k in (END, UNKNOWN) or k.endswith((":nofde", ":noload")) or k.startswith("<native")]
+            above = {k for k in set(cp) | set(ct) if k != c and chain_has(px, leaf, c, k)}
+            below = {k for k in set(cp) | set(ct) if k != c and chain_has(po, leaf, k, c)}
             if c == END:
                 out.append((x, head + "%s's stack ended at the leaf" % px.tool))
             elif c.startswith("<native"):
                 out.append((x, head + "tachyon-bpf's walk stopped there"))
             elif c == UNKNOWN or c.endswith((":nofde", ":noload")):
                 out.append((x, head + "%s's return address is in no function" % px.tool))
-            elif any(chain_has(po, leaf, y, c) for y in more[o]):
-                out.append((x, head + "%s lost the frame between" % px.tool))  # o: leaf <- y <- c
-            elif any(chain_has(px, leaf, c, y) for y in more[o]):
-                out.append((o, head + "%s lost it" % po.tool))                 # x: leaf <- c <- y
-            elif any(y in (END, UNKNOWN) or y.endswith((":nofde", ":noload")) or y.startswith("<native")
-                     for y in more[o]):
+            elif gain(below) >= deficit / 2:   # o: leaf <- k <- c
+                out.append((x, head + "%s lost the frame between (%s has it)" % (px.tool, po.tool)))
+            elif gain(above) >= deficit / 2:   # x: leaf <- c <- k, o: leaf <- k
+                out.append((o, head + "%s lost it (goes from the leaf to its callers)" % po.tool))
+            elif gain(astray) >= deficit / 2:
                 out.append((o, head + "%s lost it (its stack ended or went astray there)" % po.tool))
             else:
                 out.append(("unexplained", head + "no chain explains it"))
