@@ -640,7 +640,7 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 			python_frame(p, pi, parent, &frames[it->index], g);
 			break;
 		case TB_MI_NATIVE:
-			code = tb_native_code(&p->ncodes, &p->sym, h->pid, in.words[it->index], it->between,
+			code = tb_native_code(&p->ncodes, &p->sym, h->pid, in.words[it->index], in.py_minor,
 					      &g->offset);
 			if (code < 0)
 				continue;         /* interpreter plumbing */
