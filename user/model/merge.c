@@ -150,9 +150,11 @@ void tb_native_count(struct tb_native_codes *c, uint32_t stop, uint32_t nwords, 
 }
 
 /* The key of (file, start): its code entry, named name (or module+0xSTART),
- * made on first sight; whether it is plumbing is decided then too. */
+ * made on first sight; whether it is plumbing (on the list pl) is decided
+ * then too: the file and its version do not change. */
 static struct tb_native_key *native_key(struct tb_native_codes *c, struct tb_symbolizer *sym, uint64_t file_id,
-					uint64_t start, const char *name, const char *module, int plumbing)
+					uint64_t start, const char *name, const char *module,
+					const struct tb_plumbing *pl)
 {
 	struct tb_native_key key = { file_id, start, 0, 0 };
 	uint32_t i = tb_hmap_intern_key(&c->index, c->keys, sizeof(*c->keys), &key, 2 * sizeof(uint64_t),
@@ -167,7 +169,7 @@ static struct tb_native_key *native_key(struct tb_native_codes *c, struct tb_sym
 		snprintf(text, sizeof(text), "%s+0x%llx", module, (unsigned long long)start);
 	/* pid 0, and an address no code object has (the key is file and start) */
 	key.code = tb_sym_insert(sym, 0, (1ull << 63) | c->nkeys, 0, 0, text, module, 0, NULL, 0);
-	key.plumbing = plumbing ? 1 : 0;
+	key.plumbing = (uint32_t)tb_plumbing_has(pl, name);
 	sym->codes[key.code].kind = TB_CODE_NATIVE;
 	c->keys = tb_grow(c->keys, &c->capkeys, c->nkeys + 1, sizeof(*c->keys), 256);
 	c->keys[c->nkeys++] = key;
@@ -186,7 +188,7 @@ int64_t tb_native_code(struct tb_native_codes *c, struct tb_symbolizer *sym, uin
 	if (!c->resolver || c->resolver->find(c->resolver->ctx, pid, pc, &at)) {
 		c->stats.unknown++;
 		*offset = -2;
-		return native_key(c, sym, 0, 0, "[unknown]", "[unknown]", 0)->code;
+		return native_key(c, sym, 0, 0, "[unknown]", "[unknown]", NULL)->code;
 	}
 	/* a return address is symbolized at its call */
 	key = at.vaddr - ((w & TB_NF_RA) ? 1 : 0);
@@ -196,10 +198,9 @@ int64_t tb_native_code(struct tb_native_codes *c, struct tb_symbolizer *sym, uin
 		name = at.module;
 		start = 0;
 	}
-	/* plumbing: a named function of the evaluator's file on the version's list
-	 * (decided once per function: the file and its version do not change) */
+	/* plumbing: a named function of the evaluator's file on its version's list */
 	k = native_key(c, sym, at.file_id, start, name, at.module,
-		       at.interp && at.syms && tb_plumbing_has(tb_plumbing_of(py_minor), name));
+		       at.interp && at.syms ? tb_plumbing_of(py_minor) : NULL);
 	if (k->plumbing && !c->show_all) {
 		c->stats.hidden++;
 		return -1;
