@@ -160,6 +160,10 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 		p->nprocs, p->nthreads, t.n, (unsigned long long)p->unresolved_frames,
 		(unsigned long long)p->frames,
 		p->frames ? 100.0 * (double)p->unresolved_frames / (double)p->frames : 0.0);
+	if (p->sym.unresolved_codes || p->sym.freed)
+		fprintf(out, "  code objects: %llu unreadable (<unreadable code 0x...>, <stale code 0x...>: mostly freed and "
+			"their memory reused before they were read), %llu read after they were freed\n",
+			(unsigned long long)p->sym.unresolved_codes, (unsigned long long)p->sym.freed);
 	print_frame_kinds(p, out, &t);
 	if (p->sym.lines_dropped)
 		fprintf(out, "  %llu code objects show their first line only: their line tables were over the "
