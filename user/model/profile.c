@@ -287,7 +287,7 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 			python_frame(p, pi, parent, &frames[it->index], g);
 			break;
 		case TB_MI_NATIVE:
-			code = tb_native_code(&p->ncodes, &p->sym, h->pid, in.words[it->index], it->between,
+			code = tb_native_code(&p->ncodes, &p->sym, h->pid, in.words[it->index], in.py_minor,
 					      &g->offset);
 			if (code < 0)
 				continue;         /* interpreter plumbing */
@@ -382,8 +382,10 @@ static int merges_native(const struct tb_profile *p, const struct tb_sample_hdr 
 
 /* The frames of a sample, leaf first: kernel frames, what the thread was
  * doing below Python, then the Python frames (with --native merged with the
- * native ones), task frames among them; the stack they make, added (count
- * 0) if new; TB_HMAP_NONE: nothing to show (every frame plumbing). */
+ * native ones), task frames among them; without Python frames, the kernel
+ * and native ones under one <no Python frame> at the root; the stack they
+ * make, added (count 0) if new; TB_HMAP_NONE: nothing to show (no frame, or
+ * every frame plumbing). */
 static uint32_t build_stack(struct tb_profile *p, const struct tb_pinfo *pi, const struct tb_pinfo *parent,
 			    const struct tb_sample_hdr *h, const __u64 *words, const struct tb_frame *frames,
 			    uint16_t depth, uint32_t thread, uint16_t kind, uint16_t *kernel)
@@ -408,6 +410,11 @@ static uint32_t build_stack(struct tb_profile *p, const struct tb_pinfo *pi, con
 		n += depth;
 	}
 	n = task_frames(p, pi, h, f, n, lead);
+	if (!depth) {             /* a thread without Python frames: its native and kernel ones */
+		if (!n)
+			return TB_HMAP_NONE;
+		f[n++] = (struct tb_sframe){ synthetic_code(p, TB_NO_PYTHON_FRAME), -2, 0, 0 };
+	}
 	return add_stack(p, thread, kind, n, 0);
 }
 
@@ -489,12 +496,17 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		ti->samples++;
 	}
 	pi->ns_pid = h->ns_pid;
-	if (((h->flags & TB_F_NO_TSTATE) || depth == 0) && !h->nnative) {
-		if (!off_cpu)
-			p->no_python++;
-		return;
-	}
-	if (!mode_keeps(p, h->flags)) {
+	if ((h->flags & TB_F_NO_TSTATE) || depth == 0) {
+		/* no Python frame: counted; shown under <no Python frame> with its
+		 * native or kernel frames (--native, --kernel), on CPU, in the modes
+		 * that keep every thread */
+		if (off_cpu)
+			return;
+		p->no_python++;
+		if (!(h->nnative || h->nkernel) || !mode_keeps(p, h->flags))
+			return;
+		depth = 0;
+	} else if (!mode_keeps(p, h->flags)) {
 		p->filtered++;
 		return;
 	}
@@ -649,6 +661,21 @@ void tb_profile_drop_empty_stacks(struct tb_profile *p)
 	tb_timeline_normalize(&p->tl);
 	tb_stackcache_invalidate(&p->scache); /* it holds old indices */
 	free(moved);
+}
+
+uint64_t tb_profile_no_python_shown(const struct tb_profile *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		const struct tb_stack *s = &p->stacks[i];
+		const struct tb_code *root = s->depth ? &p->sym.codes[tb_stack_frames(p, s)[s->depth - 1].code] : NULL;
+
+		if (root && !root->pid && root->kind == TB_CODE_PYTHON &&
+		    !strcmp(tb_str(p->sym.strs, root->qualname), TB_NO_PYTHON_FRAME))
+			n += s->count;
+	}
+	return n;
 }
 
 uint16_t tb_stack_leaf(const struct tb_profile *p, const struct tb_stack *s)
