@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		table_ok = !tb_cfi_build(elf, &lim, &cfi, err, sizeof(err));
 		if (table_ok ? tb_eval_ranges(elf, &cfi, &eval, err, sizeof(err)) : tb_eval_ranges_symtab(elf, &eval))
 			memset(&eval, 0, sizeof(eval));
-		tb_nsym_load(elf, "fuzz", &syms, err, sizeof(err));
+		tb_nsym_load(elf, NULL, 0, "fuzz", &syms, err, sizeof(err));
 		if (table_ok) {
 			for (uint32_t i = 0; i < cfi.nrows && i < 64; i++)
 				(void)tb_cfi_row(cfi.rows, cfi.nrows, cfi.base, cfi.base + cfi.rows[i].pc);

@@ -133,6 +133,8 @@ struct job {
 	int dirfd;                    /* the target's root or cwd (opened by the agent) */
 	int sock;                     /* the helper's end of the socketpair */
 	int read;                     /* read into the buffer instead of passing the fd */
+	int part;                     /* read max bytes from offset, whatever the file's size */
+	uint64_t offset;
 	int as_root;                  /* the target's fsuid is 0: keep the agent's credentials */
 	uint64_t max;
 	struct tb_creds creds;
@@ -236,10 +238,11 @@ static void keep_only(int a, int b)
 
 static const char *read_into(int fd, struct job *j)
 {
-	size_t want = (size_t)j->st.st_size;
+	uint64_t size = (uint64_t)j->st.st_size, from = j->part ? j->offset : 0;
+	size_t want = size <= from ? 0 : size - from < j->max ? (size_t)(size - from) : (size_t)j->max;
 	ssize_t n = 0;
 
-	while (j->len < want && (n = read(fd, j->buf + j->len, want - j->len)) > 0)
+	while (j->len < want && (n = pread(fd, j->buf + j->len, want - j->len, (off_t)(from + j->len))) > 0)
 		j->len += (size_t)n;
 	return j->len < want && n < 0 ? "read error" : NULL;
 }
@@ -287,7 +290,7 @@ static int helper(void *arg)
 	if (fstat(pathfd, &j->st))
 		j->why = why_errno(errno);
 	else
-		fd = tb_reopen_regular(pathfd, &j->st, j->max, &j->why);
+		fd = tb_reopen_regular(pathfd, &j->st, j->part ? UINT64_MAX : j->max, &j->why);
 	close(pathfd);
 	if (fd >= 0) {
 		j->why = j->read ? read_into(fd, j) : send_fd(j->sock, fd);
@@ -471,19 +474,22 @@ int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat 
 	return fd;
 }
 
-const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char **text, size_t *len)
+/* Read mode: the helper reads (a part of) the file into its buffer, copied here. */
+static const char *read_job(pid_t pid, const char *path, size_t max_bytes, int part, uint64_t offset,
+			    char **text, size_t *len, struct stat *st)
 {
 	int dirfd;
 	const char *why = NULL;
 	struct job *j = prepare(pid, path, max_bytes < TB_TF_READ_MAX ? max_bytes : TB_TF_READ_MAX,
 				&dirfd, &why);
-	struct stat st;
 
 	*text = NULL;
 	*len = 0;
 	if (j) {
 		j->read = 1;
-		if (!run_helper(j, &st, &why)) {
+		j->part = part;
+		j->offset = offset;
+		if (!run_helper(j, st, &why)) {
 			*text = malloc(j->len + 1);
 			if (!*text) {
 				why = "out of memory";
@@ -497,6 +503,19 @@ const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char *
 	if (dirfd >= 0)
 		close(dirfd);
 	return why;
+}
+
+const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char **text, size_t *len)
+{
+	struct stat st;
+
+	return read_job(pid, path, max_bytes, 0, 0, text, len, &st);
+}
+
+const char *tb_target_read_part(pid_t pid, const char *path, uint64_t offset, size_t max_bytes, char **text,
+				size_t *len, struct stat *st)
+{
+	return read_job(pid, path, max_bytes, 1, offset, text, len, st);
 }
 
 int tb_open_mapped(pid_t pid, uint64_t start, uint64_t end, const char *path, uint64_t max_bytes,

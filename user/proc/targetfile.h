@@ -28,6 +28,11 @@ int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat 
  * TB_TF_READ_MAX): *text (NUL-terminated, free() it) of *len bytes.  NULL,
  * or why not (*text NULL). */
 const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char **text, size_t *len);
+/* The same for a file of any size: at most max_bytes (itself at most
+ * TB_TF_READ_MAX) from offset (none past its end), *st its fstat (size,
+ * owner) as the helper saw it. */
+const char *tb_target_read_part(pid_t pid, const char *path, uint64_t offset, size_t max_bytes, char **text,
+				size_t *len, struct stat *st);
 
 /* Open the file process pid maps at [start, end) (path: its name in
  * /proc/PID/maps) for reading if it is a regular file of at most
