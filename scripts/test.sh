@@ -128,6 +128,8 @@ counted exports /usr/bin/python3 tests/integration/exports.py
 # libdwfl on every interpreter (tests/unwind/run.py); then --native for real (tests/native/run.py)
 counted unwind-reference python3 tests/unwind/run.py
 counted native "${with_ft[@]}" python3 tests/native/run.py
+# native names from debug files (python3.11-dbg, libc6-dbg), MiniDebugInfo and perf maps
+counted native-names python3 tests/native/names.py
 counted python-thread-names "${with_ft[@]}" bash tests/pythreads/check.sh
 counted top bash tests/top/run.sh
 if [ -n "$ft_python" ]; then

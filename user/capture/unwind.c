@@ -111,7 +111,7 @@ struct extent {
 };
 
 struct tb_unwind {
-	uint32_t max_queued;        /* builds waiting, at most (each holds a descriptor) */
+	uint32_t max_queued;        /* builds waiting, at most (each holds one or two descriptors) */
 	struct tb_unwind_maps maps;
 	struct tb_unwind_opts o;
 	struct tb_ubuild *builder;
@@ -803,7 +803,8 @@ static uint32_t queue_bound(void)
 		if (setrlimit(RLIMIT_NOFILE, &rl))
 			getrlimit(RLIMIT_NOFILE, &rl);
 	}
-	half = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur / 2;
+	/* each job holds up to two (the file and its debug file): half the limit at most */
+	half = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur / 4;
 	return half < TB_UNWIND_MAX_QUEUED ? (uint32_t)half : TB_UNWIND_MAX_QUEUED;
 }
 
