@@ -125,19 +125,15 @@ uint32_t tb_debug_candidates(const char *path, const struct tb_debug_ids *ids,
 int tb_debug_open(pid_t pid, const char *path, const struct tb_debug_ids *ids, uint64_t max_bytes)
 {
 	char cand[TB_DEBUG_MAX_CANDIDATES][PATH_MAX];
+	const char *names[TB_DEBUG_MAX_CANDIDATES];
 	uint32_t n = tb_debug_candidates(path, ids, cand);
+	struct stat st;
+	const char *why;
 
-	for (uint32_t i = 0; i < n; i++) {
-		struct stat st;
-		const char *why;
-		int fd = tb_target_open(pid, cand[i], max_bytes, &st, &why);
-
-		if (fd >= 0)
-			return fd;
-		if (why == tb_tf_timed_out)       /* a file system that hangs: no more of it */
-			return -1;
-	}
-	return -1;
+	_Static_assert(TB_DEBUG_MAX_CANDIDATES <= TB_TF_MAX_ALT + 1, "one helper tries them all");
+	for (uint32_t i = 0; i < n; i++)
+		names[i] = cand[i];
+	return n ? tb_target_open_any(pid, names, n, max_bytes, &st, &why) : -1;
 }
 
 static int crc_matches(int fd, uint32_t want, uint64_t max_bytes)

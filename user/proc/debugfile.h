@@ -35,8 +35,8 @@ void tb_debug_ids_read(Elf *elf, struct tb_debug_ids *ids);
 uint32_t tb_debug_candidates(const char *path, const struct tb_debug_ids *ids,
 			     char out[TB_DEBUG_MAX_CANDIDATES][PATH_MAX]);
 /* Open the first candidate that process pid can read (as pid would:
- * proc/targetfile.h, inside its root) as a regular file of at most
- * max_bytes; the descriptor, or -1. */
+ * proc/targetfile.h, inside its root; one helper tries them all) as a
+ * regular file of at most max_bytes; the descriptor, or -1. */
 int tb_debug_open(pid_t pid, const char *path, const struct tb_debug_ids *ids, uint64_t max_bytes);
 /* Is debug (open on fd) the debug file of the file with ids: the same
  * build-id when both have one, else the debuglink's CRC32 of its bytes

@@ -139,6 +139,8 @@ struct job {
 	uint64_t max;
 	struct tb_creds creds;
 	char rel[PATH_MAX];           /* the name relative to dirfd */
+	uint32_t nalt;                /* names tried in turn when rel cannot be opened */
+	char alt[TB_TF_MAX_ALT][PATH_MAX];
 	/* answers */
 	int done;
 	const char *why;
@@ -282,16 +284,20 @@ static int helper(void *arg)
 	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (j->why)
 		goto out;
-	pathfd = (int)syscall(SYS_openat2, j->dirfd, j->rel, &how, sizeof(how));
-	if (pathfd < 0) {
-		j->why = why_errno(errno);
-		goto out;
+	/* the first name that opens as a regular file small enough */
+	for (uint32_t i = 0; fd < 0 && i <= j->nalt && i <= TB_TF_MAX_ALT; i++) {
+		pathfd = (int)syscall(SYS_openat2, j->dirfd, i ? j->alt[i - 1] : j->rel, &how, sizeof(how));
+		if (pathfd < 0) {
+			j->why = why_errno(errno);
+			continue;
+		}
+		j->why = NULL;
+		if (fstat(pathfd, &j->st))
+			j->why = why_errno(errno);
+		else
+			fd = tb_reopen_regular(pathfd, &j->st, j->part ? UINT64_MAX : j->max, &j->why);
+		close(pathfd);
 	}
-	if (fstat(pathfd, &j->st))
-		j->why = why_errno(errno);
-	else
-		fd = tb_reopen_regular(pathfd, &j->st, j->part ? UINT64_MAX : j->max, &j->why);
-	close(pathfd);
 	if (fd >= 0) {
 		j->why = j->read ? read_into(fd, j) : send_fd(j->sock, fd);
 		close(fd);
@@ -454,14 +460,29 @@ static struct job *prepare(pid_t pid, const char *path, uint64_t max, int *dirfd
 	return j;
 }
 
-int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat *st, const char **why)
+int tb_target_open_any(pid_t pid, const char *const *paths, uint32_t n, uint64_t max_bytes, struct stat *st,
+		       const char **why)
 {
-	int dirfd, fd = -1;
-	struct job *j = prepare(pid, path, max_bytes, &dirfd, why);
+	int dirfd = -1, fd = -1;
+	struct job *j = NULL;
 	struct stat checked;
 
-	if (j)
+	if (!n || n > TB_TF_MAX_ALT + 1) {
+		*why = "no such file";
+		return -1;
+	}
+	for (uint32_t i = 1; i < n; i++)
+		if (paths[i][0] != '/' || paths[0][0] != '/' || strlen(paths[i]) >= sizeof(j->alt[0])) {
+			*why = paths[i][0] != '/' || paths[0][0] != '/' ? "not an absolute name" : "name too long";
+			return -1;
+		}
+	j = prepare(pid, paths[0], max_bytes, &dirfd, why);
+	if (j) {
+		for (uint32_t i = 1; i < n; i++)
+			strcpy(j->alt[i - 1], paths[i] + 1);
+		j->nalt = n - 1;
 		fd = run_helper(j, &checked, why);
+	}
 	if (dirfd >= 0)
 		close(dirfd);
 	/* what came back is the file the helper checked */
@@ -472,6 +493,11 @@ int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat 
 		*why = "not the file checked";
 	}
 	return fd;
+}
+
+int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat *st, const char **why)
+{
+	return tb_target_open_any(pid, &path, 1, max_bytes, st, why);
 }
 
 /* Read mode: the helper reads (a part of) the file into its buffer, copied here. */

@@ -24,6 +24,12 @@ extern const char tb_tf_timed_out[];
  * (close-on-exec), *st filled; -1 with *why (a static string).  Calls
  * must not overlap (one helper at a time: the agent is single-threaded). */
 int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat *st, const char **why);
+/* The first of paths[0..n) (absolute, n at most TB_TF_MAX_ALT + 1) that
+ * opens so, tried in turn by one helper; the descriptor, *st; -1 with the
+ * last one's *why. */
+#define TB_TF_MAX_ALT 3
+int tb_target_open_any(pid_t pid, const char *const *paths, uint32_t n, uint64_t max_bytes, struct stat *st,
+		       const char **why);
 /* The same, read whole by the helper (at most max_bytes, itself at most
  * TB_TF_READ_MAX): *text (NUL-terminated, free() it) of *len bytes.  NULL,
  * or why not (*text NULL). */
