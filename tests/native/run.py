@@ -11,9 +11,11 @@
             samples (unwound by .eh_frame tables alone)
   both      --native --kernel: reads of /dev/zero show the Python line, the
             native read and kernel frames below it in that order (>= 80%)
-  depth     --native-depth 16 on a 40-deep recursion (3.10: ~7 native frames a
-            Python frame): the walk stops at the depth, the rest of the Python
-            frames follow a <native truncated> marker
+  depth     --native-depth 16 on a 40-deep recursion through C (next(map(...)):
+            4-7 native frames a level on every version): the walk stops at the
+            depth, the rest of the Python frames follow a <native truncated>
+            marker; on 3.10 (if present), the newest default build and the
+            newest free-threaded one
   dlopen    a library loaded with ctypes during the capture (libbz2): its frames
             named
   fork      children of a profiled process (--subprocesses): merged as well
@@ -414,7 +416,13 @@ def main():
             check("chain %s" % label, check_chain, argv)
             check("early %s" % label, check_early, argv)
             check("both %s" % label, check_both, argv)
-        check("depth %s" % " ".join(first), check_depth, by_minor.get("3.10", first))
+        newest = {ft: [a for _, k, a in pys if k.startswith("ft-") == ft][-1:] for ft in (False, True)}
+        depth_pys = []  # 3.10, the newest default build, the newest free-threaded one
+        for argv in [by_minor.get("3.10")] + newest[False] + newest[True]:
+            if argv and argv not in depth_pys:
+                depth_pys.append(argv)
+        for argv in depth_pys:
+            check("depth %s" % " ".join(argv), check_depth, argv)
         check("dlopen", check_dlopen, by_minor.get("3.11", first))
         fork_argv = by_minor.get("3.12", first)
         check("fork", check_qsort, fork_argv, ("--subprocesses",), "fork")

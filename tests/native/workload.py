@@ -3,7 +3,8 @@
     qsort   py_caller -> libc qsort -> Python callback cmp -> c_leaf -> zlib.crc32
             of 256 KiB (libz): Python, native, Python, native frames
     zlib    zlib.compress of 1.3 MB of text in a loop (libz under the Python frame)
-    deep    a 40-deep Python recursion spinning at the bottom (native depth)
+    deep    a 40-deep recursion through C (next(map(recurse, ...)): native frames at
+            every level, on every version) spinning at the bottom (native depth)
     dlopen  spins in Python, loads libbz2 with ctypes.CDLL after a second and
             compresses with it in a loop (a library mapped during the capture;
             not libz, which the interpreter maps from the start)
@@ -79,7 +80,10 @@ def recurse(n):
             for i in range(1000):
                 x += i
         return x
-    return recurse(n - 1)
+    # through C (next -> map_next -> the call's plumbing -> the evaluator): native frames
+    # at every level on every version (3.11+ run a plain Python call in the same evaluator
+    # call, without a native frame)
+    return next(map(recurse, (n - 1,)))
 
 
 BZ2 = "/lib/x86_64-linux-gnu/libbz2.so.1.0"

@@ -462,6 +462,12 @@ int tb_session_check_root(char *err, size_t errlen)
 	return 0;
 }
 
+/* The sampler's lifecycle records (exec, fork, exit) go to the watch. */
+static void on_lifecycle(void *ctx, const struct tb_sample_hdr *h)
+{
+	tb_watch_record(ctx, h);
+}
+
 int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 {
 	const struct tb_session_opts *o = s->o;
@@ -484,7 +490,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
 	catch_stop_signals();
 	open_kallsyms(s);
-	s->sampler = tb_sampler_open(&so, &s->prof, &s->watch, err, errlen);
+	s->sampler = tb_sampler_open(&so, &s->prof, on_lifecycle, &s->watch, err, errlen);
 	if (!s->sampler)
 		return -1;
 	s->loaded_ns = tb_mono_ns();
