@@ -22,6 +22,9 @@ if [ "$what" = test ]; then
 	# tests/install: the .deb (debhelper), the man page checked by man --warnings (groff-base),
 	# the zsh completion loaded by zsh
 	pkgs+=(debhelper man-db groff-base zsh)
+	# tests/native names: Debian's separate debug files (/usr/lib/debug/.build-id/...) of
+	# python3.11 and libc, named by build-id; the check compares with readelf -s of them
+	pkgs+=(python3.11-dbg libc6-dbg)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -122,6 +122,14 @@ def perf_stacks(perf, data, pid):
 
 # ------------------------------------------------------------------ files
 
+def debug_file(path):
+    """path's debug file under /usr/lib/debug/.build-id/, or None."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    d = m and "/usr/lib/debug/.build-id/%s/%s.debug" % (m.group(1)[:2], m.group(1)[2:])
+    return d if d and os.path.exists(d) else None
+
+
 class Elf:
     """One mapped ELF: its PT_LOADs, FDE starts, evaluator ranges, function symbols."""
 
@@ -147,11 +155,14 @@ class Elf:
         self.eval = sym or [(int(a, 16), int(b, 16)) for k, a, b, *_ in ev if k == "jumps"]
         self.entry = self.key(entry) if self.fde_lo else None  # _start's key: a stack's root
         self.syms = {}
-        out = subprocess.run(["readelf", "-sW", path], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND":
-                self.syms.setdefault(f[7].split("@")[0], int(f[1], 16))
+        # the file's symbols, and its debug file's (by build-id), which tachyon-bpf names stripped
+        # functions from (proc/debugfile.c) as perf does
+        for p in (path, debug_file(path)):
+            out = subprocess.run(["readelf", "-sW", p], capture_output=True, text=True).stdout if p else ""
+            for line in out.splitlines():
+                f = line.split()
+                if len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND" and int(f[1], 16):
+                    self.syms.setdefault(f[7].split("@")[0], int(f[1], 16))
         # PLT entries, which tachyon-bpf names name@plt (proc/nativesym.c) as objdump does
         out = subprocess.run(["objdump", "-d", "-j", ".plt", "-j", ".plt.sec", path],
                              capture_output=True, text=True).stdout

@@ -602,6 +602,9 @@ static void native_note(struct tb_session *s)
 		" not ready>: %" PRIu64 " before their process's tables were loaded, %" PRIu64 " in a library mapped"
 		" since or still being built\n", n->not_ready_process + n->not_ready_library, n->samples,
 		pct(n->not_ready_process + n->not_ready_library, n->samples), n->not_ready_process, n->not_ready_library);
+	fprintf(stderr, "tachyon-bpf: native names: %" PRIu64 " files named from their debug files (build-id,"
+		" debuglink or MiniDebugInfo), %" PRIu64 " perf maps read (%" PRIu64 " names)\n", us.debug_files,
+		us.perf_maps, us.perfmap_names);
 }
 
 /* --async-aware: how many samples of a running task got its task frame, and why
