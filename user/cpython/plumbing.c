@@ -61,13 +61,16 @@ const struct tb_plumbing tb_plumbing_3_14 = { (const char *const *const[]){ ever
 const struct tb_plumbing tb_plumbing_3_15 = {
 	(const char *const *const[]){ every_version, since_3_12, since_3_15, NULL } };
 
+/* A name matches by its C name: a compiler's clone suffix (.lto_priv.0,
+ * .isra.0, .constprop.0, .part.0, .cold: debug files' .symtab names local
+ * functions so) is not part of it. */
 static int matches(const char *pattern, const char *name)
 {
-	size_t n = strlen(pattern);
+	size_t n = strlen(pattern), len = strcspn(name, ".");
 
 	if (n && pattern[n - 1] == '*')
-		return !strncmp(name, pattern, n - 1);
-	return !strcmp(name, pattern);
+		return len >= n - 1 && !strncmp(name, pattern, n - 1);
+	return len == n && !strncmp(name, pattern, n);
 }
 
 int tb_plumbing_has(const struct tb_plumbing *pl, const char *name)
