@@ -15,7 +15,7 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CFLAGS   ?= -O2 -g
 override CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude -Iuser -MMD -MP
-LDLIBS   := -lbpf -ldw -lelf -lz -lm
+LDLIBS   := -lbpf -ldw -lelf -lz -llzma -lm
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter \
 	-Ivmlinux -Iinclude -I/usr/include/x86_64-linux-gnu
 

@@ -14,11 +14,17 @@ if [ "$what" = test ]; then
 	# tests/setup-ft-pythons.sh builds CPython (gcc, make, zlib1g-dev above): ctypes needs
 	# libffi-dev; ssl/hashlib, bz2 and lzma come with theirs; xz-utils unpacks the sources
 	pkgs+=(libffi-dev libssl-dev libbz2-dev liblzma-dev xz-utils)
+	# tests/perfcmp: Linux perf beside tachyon-bpf on the same process (bookworm's linux-perf
+	# ships /usr/bin/perf itself; tests/perfcmp/run.py also finds a wrapper's perf_X.Y)
+	pkgs+=(linux-perf)
 	# tests/kernels: Debian's kernels booted under QEMU with a busybox initramfs
 	pkgs+=(qemu-system-x86 busybox-static cpio bc)
 	# tests/install: the .deb (debhelper), the man page checked by man --warnings (groff-base),
 	# the zsh completion loaded by zsh
 	pkgs+=(debhelper man-db groff-base zsh)
+	# tests/native names: Debian's separate debug files (/usr/lib/debug/.build-id/...) of
+	# python3.11 and libc, named by build-id; the check compares with readelf -s of them
+	pkgs+=(python3.11-dbg libc6-dbg)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

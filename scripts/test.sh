@@ -128,6 +128,11 @@ counted exports /usr/bin/python3 tests/integration/exports.py
 # libdwfl on every interpreter (tests/unwind/run.py); then --native for real (tests/native/run.py)
 counted unwind-reference python3 tests/unwind/run.py
 counted native "${with_ft[@]}" python3 tests/native/run.py
+# native names from debug files (python3.11-dbg, libc6-dbg), MiniDebugInfo and perf maps
+counted native-names python3 tests/native/names.py
+# side by side with Linux perf on the same process at once: leaves and caller->leaf pairs
+# (compile and zlib loops; perf --call-graph dwarf on Debian 3.11, -g on sid 3.15)
+counted perf-comparison python3 tests/perfcmp/run.py
 counted python-thread-names "${with_ft[@]}" bash tests/pythreads/check.sh
 counted top bash tests/top/run.sh
 if [ -n "$ft_python" ]; then

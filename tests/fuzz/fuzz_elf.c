@@ -4,14 +4,19 @@
  * (proc/cfi.c, bounded in CPU time here as in the agent), the evaluator-range
  * finder (cpython/evalrange.c: from the table, else from .symtab) and the
  * symbol loader (proc/nativesym.c), whose table is then looked up across the
- * file's code.  Build and run: tests/fuzz/run-elf.sh. */
+ * file's code; its debug ids and MiniDebugInfo (proc/debugfile.c: the xz
+ * image read as the file's debug symbols, and the file as its own debug
+ * file); the same bytes as a perf map (proc/perfmap.c).  Build and run:
+ * tests/fuzz/run-elf.sh. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gelf.h>
 #include "cpython/evalrange.h"
 #include "proc/cfi.h"
+#include "proc/debugfile.h"
 #include "proc/nativesym.h"
+#include "proc/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,9 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *copy, err[256];
 	struct tb_cfi cfi;
 	struct tb_eval_ranges eval;
-	struct tb_nsym_file syms;
+	struct tb_nsym_file syms, dsyms;
+	struct tb_debug_ids ids;
+	struct tb_perfmap map = { 0 };
 	uint64_t start;
-	Elf *elf;
+	char *mini_buf;
+	Elf *elf, *mini;
 	int table_ok;
 
 	if (size < 64 || !(copy = malloc(size)))
@@ -34,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		table_ok = !tb_cfi_build(elf, &lim, &cfi, err, sizeof(err));
 		if (table_ok ? tb_eval_ranges(elf, &cfi, &eval, err, sizeof(err)) : tb_eval_ranges_symtab(elf, &eval))
 			memset(&eval, 0, sizeof(eval));
-		tb_nsym_load(elf, "fuzz", &syms, err, sizeof(err));
+		tb_nsym_load(elf, NULL, 0, "fuzz", &syms, err, sizeof(err));
 		if (table_ok) {
 			for (uint32_t i = 0; i < cfi.nrows && i < 64; i++)
 				(void)tb_cfi_row(cfi.rows, cfi.nrows, cfi.base, cfi.base + cfi.rows[i].pc);
@@ -48,7 +56,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t i = 0; i < eval.n; i++)
 			(void)tb_nsym_lookup(&syms, eval.r[i].lo, &start);
 		tb_nsym_free(&syms);
+		tb_debug_ids_read(elf, &ids);
+		if ((mini = tb_debug_minidebug(elf, &mini_buf))) {
+			tb_nsym_load(elf, mini, TB_NSYM_MINIDEBUG, "fuzz", &dsyms, err, sizeof(err));
+			tb_nsym_free(&dsyms);
+			elf_end(mini);
+			free(mini_buf);
+		}
+		tb_nsym_load(elf, elf, TB_NSYM_DEBUGFILE, "fuzz", &dsyms, err, sizeof(err));
+		tb_nsym_free(&dsyms);
 	}
+	tb_perfmap_parse(&map, (const char *)data, size, 0);
+	tb_perfmap_free(&map);
 	if (elf)
 		elf_end(elf);
 	free(copy);

@@ -32,6 +32,13 @@ done
 # the native tests' chain, with and without frame pointers, and a crafted CFI bomb
 cc -shared -fPIC -O2 -fomit-frame-pointer -o "$SEEDS/chain-nofp.so" "$ROOT/tests/native/chain.c"
 cc -shared -fPIC -O0 -fno-omit-frame-pointer -o "$SEEDS/chain-fp.so" "$ROOT/tests/native/chain.c"
+# MiniDebugInfo: the chain stripped, its .symtab in .gnu_debugdata (xz), as proc/debugfile.c reads it
+cc -shared -fPIC -O2 -o "$SEEDS/chain-mini.so" "$ROOT/tests/native/chain.c"
+objcopy --only-keep-debug "$SEEDS/chain-mini.so" "$OUT/mini" && objcopy --strip-debug "$OUT/mini"
+xz -f "$OUT/mini" && strip --strip-all "$SEEDS/chain-mini.so"
+objcopy --add-section .gnu_debugdata="$OUT/mini.xz" "$SEEDS/chain-mini.so" && rm -f "$OUT/mini.xz"
+# a perf map (the same bytes go through its parser)
+printf '7f0000001000 40 py::f:/x.py\n0x7f0000002000 0x10 jit\ngarbage\n' >"$SEEDS/perf.map"
 python3 - "$ROOT" "$SEEDS" <<'PY'
 import os, subprocess, sys
 sys.path.insert(0, os.path.join(sys.argv[1], "tests", "hostile"))

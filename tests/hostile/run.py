@@ -203,12 +203,24 @@ def test_private_source_output_private():
 
 def test_planted_output_directory():
     """Issue 25, row 7: another user makes a directory at the output name in a shared 1777
-    directory: one line says so and where the output is kept instead (a random name)."""
+    directory. Made before the capture: refused at once, in one line (issue 26: outputs checked
+    before sampling). Made during the capture: one line says so and where the output is kept
+    instead (a random name)."""
     d, _ = shared_dir_and_victim("outdir-dir")
     final = os.path.join(d, "r.json")
     subprocess.run(NOBODY + ["mkdir", final], check=True)
     r = agent(["-q", "-r", "99", "-d", "1", "-o", final, "--", PY, "-c", SPIN % 3])
     lines = r.stderr.decode(errors="replace").strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "is a directory" in lines[0], \
+        "planted before: exit %d: %s" % (r.returncode, lines)
+    os.rmdir(final)
+    proc = subprocess.Popen([BIN, "-q", "-r", "99", "-d", "3", "-o", final, "--", PY, "-c", SPIN % 5],
+                            stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    subprocess.run(NOBODY + ["mkdir", final], check=True)
+    _, err = proc.communicate(timeout=60)
+    lines = err.decode(errors="replace").strip().splitlines()
+    r = subprocess.CompletedProcess(proc.args, proc.returncode, b"", err)
     assert r.returncode == 1, "exit %d: %s" % (r.returncode, lines)
     assert len(lines) == 1 and "the output is kept as " in lines[0], "stderr: %s" % lines
     kept = lines[0].split("the output is kept as ", 1)[1]
@@ -949,8 +961,13 @@ def test_all_crafted_at_once():
 def signal_ends_capture(sig):
     out = os.path.join(TMP, "sig-%d.json" % sig)
     errf = open(os.path.join(TMP, "sig-%d.err" % sig), "w+")
-    proc = subprocess.Popen([BIN, "-q", "-r", "199", "-o", out, "--", PY, "-c", SPIN % 30], stderr=errf)
-    time.sleep(1.5)
+    proc = subprocess.Popen([BIN, "-r", "199", "-o", out, "--", PY, "-c", SPIN % 30], stderr=errf)
+    # the signal once it samples (a loaded machine takes longer than a fixed wait to load the
+    # program: a signal during the start-up ends the capture too, with nothing sampled)
+    end = time.time() + 30
+    while time.time() < end and "tachyon-bpf: sampling " not in open(errf.name).read():
+        time.sleep(0.1)
+    time.sleep(1.0)
     proc.send_signal(sig)
     try:
         proc.wait(timeout=15)

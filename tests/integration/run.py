@@ -42,6 +42,19 @@ def free_threaded(tag):
     return "-ft-" in tag
 
 
+# the interpreter's version as the agent prints it (cpython/layout.c tb_layout_version_str):
+# 3.14.7t, 3.15.0rc1t (a release's level and serial, then "t" if free-threaded)
+VERSION_STR = ("import sys; v = sys.version_info; "
+               "print('%d.%d.%d%s%s' % (v.major, v.minor, v.micro, "
+               "{'alpha': 'a', 'beta': 'b', 'candidate': 'rc'}.get(v.releaselevel, '') + "
+               "(str(v.serial) if v.releaselevel != 'final' else ''), "
+               "'t' if 't' in getattr(sys, 'abiflags', '') else ''))")
+
+
+def version_str(py):
+    return subprocess.run(py + ["-I", "-c", VERSION_STR], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def minor_of(tag):
     return int(tag.split("-")[0].split(".")[1])
 
@@ -207,7 +220,8 @@ def gil_mode_without_gil(py, tag):
     r = tb.run(["-o", out, "-o", fold_out, "--mode", "gil", "-r", "499", "--"] + py + [tb.workload("gil.py"), "2"])
     assert r.returncode == 0, r.stderr
     note = [l for l in r.stderr.splitlines() if "--mode gil: pid" in l]
-    assert len(note) == 1 and re.search(r"--mode gil: pid \d+ \(3\.\d+\.\d+t\) has no GIL: ", note[0]), r.stderr
+    want = r"--mode gil: pid \d+ \(%s\) has no GIL: " % re.escape(version_str(py))
+    assert len(note) == 1 and re.search(want, note[0]), "want %s in: %s" % (want, r.stderr)
     data = tb.tree_json.load(out)
     fold = tb.Folded(fold_out)
     th = named_threads(data, fold, ["contend_a", "contend_b"])

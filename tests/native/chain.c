@@ -1,7 +1,12 @@
 /* chain.c: a three-deep C call chain for tests/native/run.py, built -O2
  * -fomit-frame-pointer (so only the .eh_frame tables can unwind it):
- * chain_a -> chain_b -> chain_c, none inlined and none a tail call. */
+ * chain_a -> chain_b -> chain_c, none inlined and none a tail call; and
+ * chain_start_worker, a pthread of its own (named c-worker, no Python thread
+ * state) running chain_worker -> chain_a -> ... for some seconds. */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -30,4 +35,38 @@ NOINLINE uint64_t chain_a(uint64_t n)
 
 	sink = h;
 	return h + 2;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double worker_seconds;
+
+NOINLINE void *chain_worker(void *arg)
+{
+	double end = now_s() + worker_seconds;
+
+	(void)arg;
+	while (now_s() < end)
+		sink = chain_a(200000);
+	return NULL;
+}
+
+/* Start the worker for seconds; 0, or the pthread_create error. */
+int chain_start_worker(double seconds)
+{
+	pthread_t t;
+	int rc;
+
+	worker_seconds = seconds;
+	rc = pthread_create(&t, NULL, chain_worker, NULL);
+	if (rc)
+		return rc;
+	pthread_setname_np(t, "c-worker");
+	return pthread_detach(t);
 }

@@ -3,7 +3,8 @@
     qsort   py_caller -> libc qsort -> Python callback cmp -> c_leaf -> zlib.crc32
             of 256 KiB (libz): Python, native, Python, native frames
     zlib    zlib.compress of 1.3 MB of text in a loop (libz under the Python frame)
-    deep    a 40-deep Python recursion spinning at the bottom (native depth)
+    deep    a 40-deep recursion through C (next(map(recurse, ...)): native frames at
+            every level, on every version) spinning at the bottom (native depth)
     dlopen  spins in Python, loads libbz2 with ctypes.CDLL after a second and
             compresses with it in a loop (a library mapped during the capture;
             not libz, which the interpreter maps from the start)
@@ -17,6 +18,13 @@
     slowtable  spins in Python, then loads $TB_SLOW_LIB (run.py's library of
             100,000 functions: its table takes a while) with ctypes and calls its
             spin in spin_loop (samples in it before its table: partial)
+    sandwich  sort_loop -> sorted(xs, key=keyfunc): py -> C (builtin_sorted,
+            list_sort_impl) -> py
+    cthread a pthread started in C ($TB_CHAIN_LIB's chain_start_worker, named
+            c-worker) spins in chain_worker -> chain_a -> ... (no Python thread
+            state) while the main thread spins in Python (py_spin)
+    imports import_all: 28 stdlib packages imported (module code run once and
+            freed), then py_spin
   hostile (tests/native/run.py --hostile):
     rbploop machine code in anonymous memory that points rbp at itself and
             spins (a frame-pointer chain that loops)
@@ -43,7 +51,7 @@ MODE = sys.argv[1]
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 6.0
 LIBC = ctypes.CDLL(None)
 # the chain library, loaded before the second of sleep (its table is built meanwhile)
-CHAIN = ctypes.CDLL(os.environ["TB_CHAIN_LIB"]) if MODE == "chain" else None
+CHAIN = ctypes.CDLL(os.environ["TB_CHAIN_LIB"]) if MODE in ("chain", "cthread") else None
 # compressible text (deflate's work, not copies), made before the capture's part
 TEXT = b" ".join(b"%x" % (i * 2654435761 % 65521) for i in range(1 << 18)) if MODE == "zlib" else b""
 if "nosleep" not in sys.argv[3:]:
@@ -84,7 +92,10 @@ def recurse(n):
             for i in range(1000):
                 x += i
         return x
-    return recurse(n - 1)
+    # through C (next -> map_next -> the call's plumbing -> the evaluator): native frames
+    # at every level on every version (3.11+ run a plain Python call in the same evaluator
+    # call, without a native frame)
+    return next(map(recurse, (n - 1,)))
 
 
 BZ2 = "/lib/x86_64-linux-gnu/libbz2.so.1.0"
@@ -178,6 +189,48 @@ def spin_loop():
         lib.spin(1000000)
 
 
+def keyfunc(x):
+    return (x * 2654435761) % 1000003
+
+
+def sort_loop():
+    xs = list(range(100000))
+    while time.monotonic() < END:
+        sorted(xs, key=keyfunc)
+
+
+def py_spin():
+    n = 0
+    while time.monotonic() < END:
+        for i in range(10000):
+            n += i * i
+    return n
+
+
+def c_thread():
+    """A pthread started in C (chain_start_worker): no Python thread state, spinning in
+    chain_worker -> chain_a -> chain_b -> chain_c while the main thread runs Python."""
+    CHAIN.chain_start_worker.argtypes = [ctypes.c_double]
+    CHAIN.chain_start_worker.restype = ctypes.c_int
+    assert CHAIN.chain_start_worker(SECONDS) == 0
+    py_spin()
+
+
+IMPORTS = ("json", "decimal", "email.message", "http.client", "xml.dom.minidom", "argparse",
+           "logging", "tarfile", "zipfile", "csv", "configparser", "difflib", "pydoc", "ast",
+           "inspect", "dataclasses", "fractions", "statistics", "textwrap", "unittest", "asyncio",
+           "urllib.request", "sqlite3", "pickletools", "calendar", "smtplib", "imaplib", "ftplib")
+
+
+def import_all():
+    """Imports stdlib packages, as any program does at its start (each module's code run
+    once, then freed), then spins in Python for the rest of the time."""
+    import importlib
+    for name in IMPORTS:
+        importlib.import_module(name)
+    py_spin()
+
+
 def read_zero():
     with open("/dev/zero", "rb", buffering=0) as f:
         while time.monotonic() < END:
@@ -217,5 +270,11 @@ elif MODE == "zlib":
     compress_loop()
 elif MODE == "deep":
     recurse(40)
+elif MODE == "sandwich":
+    sort_loop()
+elif MODE == "cthread":
+    c_thread()
+elif MODE == "imports":
+    import_all()
 elif MODE == "dlopen":
     dlopen_loop()

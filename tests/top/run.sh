@@ -47,6 +47,14 @@ wait_for() { # S REGEX SECONDS: 0 when the screen matches in time
 	return 1
 }
 line() { screen "$1" | sed -n "${2}p"; }
+wait_line() { # S ROW REGEX SECONDS: 0 when that row matches in time
+	local end=$((SECONDS + $4))
+	while [ $SECONDS -le "$end" ]; do
+		line "$1" "$2" | grep -Eq -- "$3" && return 0
+		sleep 0.2
+	done
+	return 1
+}
 fmt() { T display -p -t "$1" "$2"; }
 top_pid() { pgrep -P "$(fmt "$1" '#{pane_pid}')" -x tachyon-bpf | head -1; }
 
@@ -118,7 +126,7 @@ T send-keys -t $s a
 wait_for $s 'Filter: all' 2
 check "a: back to all" $? "$(line $s 2)"
 T send-keys -t $s j
-wait_for $s '^ .*spin \(' 2 && line $s 6 | grep -q '^>'
+wait_line $s 6 '^>' 2
 check "j: selection moves to the second row" $? "$(screen $s | sed -n 4,7p)"
 T send-keys -t $s '?'
 wait_for $s '^q quit' 2
@@ -137,7 +145,9 @@ check "--opcodes: panel title on row 17 of 24" "$(line $s 17 | grep -q '^Instruc
 check "--opcodes 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
 tpid=$(top_pid $s)
 T resize-window -t $s -x 100 -y 30
-wait_for $s '^Instructions of' 3 && line $s 23 | grep -q '^Instructions of'
+# the panel is on the screen before the resize too: wait for it on its new row (the redraw
+# after SIGWINCH comes within the next tick, later on a loaded machine)
+wait_line $s 23 '^Instructions of' 3
 check "SIGWINCH: panel moves to row 23 of 30" $? "$(screen $s | grep -n Instructions)"
 full="spin ($PWD/$WORK:8)" # the function column grows with the width (63 columns at 100)
 if [ ${#full} -le 63 ]; then

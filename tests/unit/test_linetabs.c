@@ -2,7 +2,9 @@
  * line table, budgets in total and per process) and of its use by user/model/symbolize.c:
  * code objects read from this test's own memory (fake 3.11 objects, through process_vm_readv)
  * or inserted as from a capture file share one copy, over the budget they keep their first
- * line only and are counted, and every location equals the direct decoder's. */
+ * line only and are counted, and every location equals the direct decoder's; a code object
+ * freed since its sample (the allocator's words over ob_refcnt and ob_type, its fields its
+ * own) is read when its code id matches, not when it does not. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -254,6 +256,58 @@ static void test_symbolizer_shared(void **state)
 	free(small);
 }
 
+/* A module's code object, run once by an import, is freed before the agent reads it: glibc's
+ * free() puts its tcache or bin links over the first two words (ob_refcnt, ob_type); the
+ * fields after them are still the object's. Its code id, computed by the BPF program from
+ * those fields at the sample, tells them apart from memory reused for something else. */
+static void test_freed_code(void **state)
+{
+	const uint64_t code_type = 0x7f0000c0de00ull;
+	struct tb_layout l;
+	struct tb_strtab strs;
+	struct tb_symbolizer s;
+	struct fake_str name, file;
+	_Alignas(8) unsigned char live[256] = { 0 }, freed[256], reused[256], other[256];
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(tb_layout_builtin(0x030b02f0, &l), 0);
+	fake_str(&name, "<module>");
+	fake_str(&file, "/usr/lib/python3.11/json/decoder.py");
+	put(live, l.bpf.object_type, code_type, 8);
+	put(live, l.code_firstlineno, 1, 4);
+	put(live, l.code_qualname, addr_of(&name), 8);
+	put(live, l.code_filename, addr_of(&file), 8);
+	memcpy(freed, live, sizeof(freed));
+	put(freed, 0, 0x55d5c2a3b8f0ull, 8);                 /* tcache next */
+	put(freed, l.bpf.object_type, 0x9e3779b97f4a7c15ull, 8);  /* tcache key */
+	memcpy(reused, freed, sizeof(reused));
+	put(reused, l.code_firstlineno, 0x41414141, 4);      /* someone else's bytes */
+	memcpy(other, live, sizeof(other));
+	put(other, l.code_firstlineno, 7, 4);                /* another code object at the address */
+	tb_strtab_init(&strs);
+	tb_sym_init(&s, &strs);
+	i = tb_sym_code(&s, getpid(), &l, code_type, addr_of(live), tb_code_id(1, 0, 0));
+	assert_true(s.codes[i].resolved);
+	assert_int_equal(s.freed, 0);
+	i = tb_sym_code(&s, getpid(), &l, code_type, addr_of(freed), tb_code_id(1, 0, 0));
+	assert_true(s.codes[i].resolved);
+	assert_string_equal(tb_str(&strs, s.codes[i].qualname), "<module>");
+	assert_string_equal(tb_str(&strs, s.codes[i].filename), "/usr/lib/python3.11/json/decoder.py");
+	assert_int_equal(s.codes[i].firstlineno, 1);
+	assert_int_equal(s.freed, 1);
+	i = tb_sym_code(&s, getpid(), &l, code_type, addr_of(reused), tb_code_id(1, 0, 0));
+	assert_false(s.codes[i].resolved);
+	assert_non_null(strstr(tb_str(&strs, s.codes[i].qualname), "<unreadable code 0x"));
+	i = tb_sym_code(&s, getpid(), &l, code_type, addr_of(other), tb_code_id(1, 0, 0));
+	assert_false(s.codes[i].resolved);
+	assert_non_null(strstr(tb_str(&strs, s.codes[i].qualname), "<stale code 0x"));
+	assert_int_equal(s.freed, 1);
+	assert_int_equal(s.stale, 1);
+	tb_sym_free(&s);
+	tb_strtab_free(&strs);
+}
+
 /* A capture holds each code object's table (the format is unchanged); reading it back keeps
  * one copy per distinct table, and the same locations. */
 static void test_capture_dedupe(void **state)
@@ -307,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_budgets),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_symbolizer_shared),
+		cmocka_unit_test(test_freed_code),
 		cmocka_unit_test(test_capture_dedupe),
 	};
 

@@ -4,7 +4,9 @@
  * process records under churn (ends, drops, pid reuse, exec) and the
  * (pid, tid) lookups; kernel words named from a kallsyms fixture (return
  * addresses at pc-1, a switch-out trimmed up to __schedule with <off-CPU>
- * at the root of the kernel part, unknown addresses, hidden symbols). */
+ * at the root of the kernel part, unknown addresses, hidden symbols); samples
+ * without Python frames under <no Python frame> with their kernel frames, and
+ * the summary line's counts. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -625,6 +627,71 @@ static void test_kernel_frames(void **state)
 	tb_ksyms_free(&k);
 }
 
+/* A thread without Python frames (a C library's worker): on CPU with kernel
+ * frames, under <no Python frame>; off CPU, or with no frame, or in a mode that
+ * keeps GIL holders only: counted, not shown.  The summary says so. */
+static void test_no_python_frame(void **state)
+{
+	const uint64_t mw[] = { 0x2000, 0x1000 };
+	const uint64_t read[] = { 0xffffffff81300010ull, 0xffffffff81200000ull, 0xffffffff81000180ull };
+	struct tb_profile p;
+	struct tb_ksyms k;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	setup_profile(&p);
+	load_ksyms(&k, KSYMS);
+	tb_profile_set_ksyms(&p, &k, 0);
+	p.kernel = 1;
+	assert_int_equal(send_kernel(&p, 0, read, 3, mw, 2, 1), 0);
+	assert_int_equal(send_kernel(&p, TB_F_NO_TSTATE, read, 3, NULL, 0, 2), 0);
+	assert_int_equal(send_kernel(&p, 0, read, 1, NULL, 0, 1), 0);          /* a thread state, no frame */
+	assert_int_equal(send_kernel(&p, TB_F_NO_TSTATE, read, 0, NULL, 0, 1), 0);  /* no frame at all */
+	assert_int_equal(send_kernel(&p, TB_F_NO_TSTATE | TB_F_OFF_CPU, read, 3, NULL, 0, 1), 0);
+	text = render(tb_write_folded, &p);
+	assert_string_equal(text,
+		"python3.11 (pid 4242);thread (tid 1);<no Python frame> (<synthetic>:0);"
+		"entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];read_zero_[k] 2\n"
+		"python3.11 (pid 4242);thread (tid 1);<no Python frame> (<synthetic>:0);read_zero_[k] 1\n"
+		MAIN_WORK("entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];read_zero_[k] 1\n"));
+	free(text);
+	assert_int_equal(p.samples, 5);
+	assert_int_equal(p.no_python, 4);
+	assert_int_equal(tb_profile_no_python_shown(&p), 3);
+	assert_int_equal(p.python_samples, 4);
+	f = open_memstream(&text, &len);
+	tb_write_summary(&p, f, 0);
+	fclose(f);
+	if (!strstr(text, "tachyon-bpf: 5 samples (1 with Python frames, 4 without: 3 shown under "
+			  "<no Python frame> with their kernel frames), "))
+		fail_msg("summary: %s", text);
+	free(text);
+	/* --mode gil keeps GIL holders: a thread without Python state holds none */
+	p.mode = TB_MODE_GIL;
+	assert_int_equal(send_kernel(&p, TB_F_NO_TSTATE, read, 3, NULL, 0, 1), 0);
+	assert_int_equal(p.no_python, 5);
+	assert_int_equal(tb_profile_no_python_shown(&p), 3);
+	tb_profile_free(&p);
+	tb_ksyms_free(&k);
+
+	/* without --native or --kernel: nothing to show, and the summary says it */
+	setup_profile(&p);
+	assert_int_equal(send_kernel(&p, TB_F_NO_TSTATE, read, 0, NULL, 0, 2), 0);
+	assert_int_equal(send_kernel(&p, 0, read, 0, mw, 2, 1), 0);
+	assert_int_equal(p.no_python, 2);
+	assert_int_equal(tb_profile_no_python_shown(&p), 0);
+	f = open_memstream(&text, &len);
+	tb_write_summary(&p, f, 0);
+	fclose(f);
+	if (!strstr(text, "tachyon-bpf: 3 samples (1 with Python frames, 2 without, not shown: no frames to show "
+			  "without --native or --kernel), "))
+		fail_msg("summary: %s", text);
+	free(text);
+	tb_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -641,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_fork_storm_bounded),
 		cmocka_unit_test(test_thread_lookup),
 		cmocka_unit_test(test_kernel_frames),
+		cmocka_unit_test(test_no_python_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

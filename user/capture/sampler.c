@@ -3,7 +3,7 @@
  * and tail calls), opens a software cpu-clock perf event per online CPU in
  * frequency mode, attaches the program to each, and drains the ring buffer:
  * stacks and wake-ups into the profile, process lifecycle records to the
- * watch. */
+ * function the session gives (capture/watch.c's). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,6 @@
 #include "capture/clock.h"
 #include "capture/sampler.h"
 #include "capture/unwind.h"
-#include "capture/watch.h"
 #include "tachyon.skel.h"
 
 struct tb_sampler {
@@ -30,7 +29,8 @@ struct tb_sampler {
 	int *pfds;
 	int ncpus;
 	struct tb_profile *prof;
-	struct tb_watch *watch;
+	tb_lifecycle_fn lifecycle;     /* exec, fork and exit records go there */
+	void *lifecycle_ctx;
 	int note_no_gil;
 	struct tb_unwind *unwind;      /* --native */
 	int noted_umaps_full;          /* said that umaps is full */
@@ -73,8 +73,8 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(*h) &&
 	    (h->type == TB_REC_EXEC || h->type == TB_REC_FORK || h->type == TB_REC_EXIT)) {
-		if (s->watch)
-			tb_watch_record(s->watch, h);
+		if (s->lifecycle)
+			s->lifecycle(s->lifecycle_ctx, h);
 	} else {
 		tb_profile_add_record(s->prof, data, size); /* checks size and depth */
 	}
@@ -272,7 +272,7 @@ static const char *explain(int e)
 }
 
 struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
-				   struct tb_watch *watch, char *err, size_t errlen)
+				   tb_lifecycle_fn lifecycle, void *ctx, char *err, size_t errlen)
 {
 	struct tb_sampler *s = calloc(1, sizeof(*s));
 	const char *force = getenv("TB_BPF_BOUNDED");
@@ -281,7 +281,8 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	if (!s)
 		return NULL;
 	s->prof = prof;
-	s->watch = watch;
+	s->lifecycle = lifecycle;
+	s->lifecycle_ctx = ctx;
 	s->note_no_gil = o->note_no_gil;
 	s->quiet = o->quiet;
 	libbpf_set_print(silent_print);

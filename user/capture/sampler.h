@@ -6,7 +6,9 @@
 #include "model/profile.h"
 
 struct tb_sampler;
-struct tb_watch;
+/* Where the lifecycle records (TB_REC_EXEC, TB_REC_FORK, TB_REC_EXIT) go:
+ * the capture session hands them to capture/watch.c (tb_watch_record). */
+typedef void (*tb_lifecycle_fn)(void *ctx, const struct tb_sample_hdr *h);
 
 struct tb_sampler_opts {
 	unsigned hz;          /* sampling frequency per CPU */
@@ -30,11 +32,11 @@ struct tb_sampler_opts {
 };
 
 /* Load and verify the BPF program and attach it on every online CPU.
- * Records drained go to prof (stacks, wake-ups) and to watch (process
- * exec, fork and exit; NULL: dropped). NULL with one line in err on
- * failure (not root, no BPF, ...). */
+ * Records drained go to prof (stacks, wake-ups) and to lifecycle(ctx, ...)
+ * (process exec, fork and exit; NULL: dropped). NULL with one line in err
+ * on failure (not root, no BPF, ...). */
 struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_profile *prof,
-				   struct tb_watch *watch, char *err, size_t errlen);
+				   tb_lifecycle_fn lifecycle, void *ctx, char *err, size_t errlen);
 /* Start sampling a discovered process (with note_no_gil, one line on stderr if it is
  * free-threaded); with --native and wait (a target known at the start), once its
  * unwind tables are built (at most TB_UNWIND_WAIT_NS; one line on stderr). 0 ok. */

@@ -462,6 +462,12 @@ int tb_session_check_root(char *err, size_t errlen)
 	return 0;
 }
 
+/* The sampler's lifecycle records (exec, fork, exit) go to the watch. */
+static void on_lifecycle(void *ctx, const struct tb_sample_hdr *h)
+{
+	tb_watch_record(ctx, h);
+}
+
 int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 {
 	const struct tb_session_opts *o = s->o;
@@ -484,7 +490,7 @@ int tb_session_start(struct tb_session *s, char *err, size_t errlen)
 	signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the command behind our back */
 	catch_stop_signals();
 	open_kallsyms(s);
-	s->sampler = tb_sampler_open(&so, &s->prof, &s->watch, err, errlen);
+	s->sampler = tb_sampler_open(&so, &s->prof, on_lifecycle, &s->watch, err, errlen);
 	if (!s->sampler)
 		return -1;
 	s->loaded_ns = tb_mono_ns();
@@ -596,6 +602,9 @@ static void native_note(struct tb_session *s)
 		" before their process's tables were loaded (marked <native tables not ready>), %" PRIu64
 		" with a frame in a library mapped since or still being built (kept, its callers by frame pointer)\n", n->not_ready_process + n->not_ready_library, n->samples,
 		pct(n->not_ready_process + n->not_ready_library, n->samples), n->not_ready_process, n->not_ready_library);
+	fprintf(stderr, "tachyon-bpf: native names: %" PRIu64 " files named from their debug files (build-id,"
+		" debuglink or MiniDebugInfo), %" PRIu64 " perf maps read (%" PRIu64 " names)\n", us.debug_files,
+		us.perf_maps, us.perfmap_names);
 }
 
 /* --async-aware: how many samples of a running task got its task frame, and why

@@ -38,6 +38,8 @@
 #include "lib/hashmap.h"
 #include "lib/mem.h"
 #include "lib/termsafe.h"
+#include "proc/debugfile.h"
+#include "proc/perfmap.h"
 #include "proc/targetfile.h"
 #include "capture/clock.h"
 #include "capture/unwind.h"
@@ -50,6 +52,8 @@
 #define ANON_ID 1
 #define VDSO_ID 2
 #define UNREADABLE_ID 3
+#define PERFMAP_AGAIN_NS (200ull * 1000 * 1000)   /* a perf map looked at again this often, */
+#define PERFMAP_NONE_NS (1000ull * 1000 * 1000)   /* one not there (or not readable) this often */
 #define SWEEP_NS (1000ull * 1000 * 1000) /* unused files looked at this often */
 #define YOUNG_NS (10000ull * 1000 * 1000) /* a process this young has its maps reread */
 #define YOUNG_EVERY_NS (100ull * 1000 * 1000) /* (looked at this often, reread every refresh_ns) */
@@ -98,6 +102,9 @@ struct uproc {
 	struct prange *r;
 	uint64_t added_ns, refreshed_ns;
 	uint8_t published;
+	struct tb_perfmap *perfmap; /* names of its anonymous code (JIT), NULL: none read */
+	uint64_t perfmap_id;        /* its file id (a new one when the map is another file), 0: no names */
+	uint64_t perfmap_next_ns;   /* looked at again (for a pc it does not name) no sooner */
 };
 
 struct extent {
@@ -105,7 +112,7 @@ struct extent {
 };
 
 struct tb_unwind {
-	uint32_t max_queued;        /* builds waiting, at most (each holds a descriptor) */
+	uint32_t max_queued;        /* builds waiting, at most (each holds one or two descriptors) */
 	struct tb_unwind_maps maps;
 	struct tb_unwind_opts o;
 	struct tb_ubuild *builder;
@@ -266,7 +273,7 @@ static const char *base_name(const char *path)
 }
 
 /* The PT_LOAD headers of the file on fd (for the biases); 0 ok. */
-static int read_loads(int fd, struct ufile *f)
+static int read_loads(int fd, struct ufile *f, struct tb_debug_ids *ids)
 {
 	Elf *elf;
 	size_t n = 0;
@@ -284,16 +291,20 @@ static int read_loads(int fd, struct ufile *f)
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 			f->loads[f->nloads++] = (typeof(f->loads[0])){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 	}
+	tb_debug_ids_read(elf, ids);
 	elf_end(elf);
 	return f->nloads ? 0 : -1;
 }
 
-/* A new file record for the regular file open on fd (taken); its build
- * is queued.  Index + 1, or 0. */
-static uint32_t file_new(struct tb_unwind *u, const struct file_key *k, int fd, const char *path)
+/* A new file record for the regular file open on fd (taken; path: as
+ * process pid names it, pid 0: none); its build is queued, with its debug
+ * file when it has no .symtab and pid can open one.  Index + 1, or 0. */
+static uint32_t file_new(struct tb_unwind *u, const struct file_key *k, int fd, const char *path, pid_t pid)
 {
+	struct tb_debug_ids ids;
 	struct ufile *f;
 	uint32_t i;
+	int debug_fd = -1;
 	char module[TB_NSYM_MODULE];
 
 	if (u->live_files >= TB_UNWIND_MAX_FILES) {
@@ -317,7 +328,7 @@ static uint32_t file_new(struct tb_unwind *u, const struct file_key *k, int fd, 
 	f->state = F_BUILDING;
 	u->live_files++;
 	tb_hmap_insert(&u->file_index, tb_hash(k, sizeof(*k)), i);
-	if (read_loads(fd, f)) {                  /* not ELF: no table, no bias */
+	if (read_loads(fd, f, &ids)) {            /* not ELF: no table, no bias */
 		close(fd);
 		f->state = F_READY;
 		u->st.build_failures++;
@@ -331,8 +342,10 @@ static uint32_t file_new(struct tb_unwind *u, const struct file_key *k, int fd, 
 		u->st.queue_full++;
 		return i + 1;
 	}
+	if (pid > 0 && !ids.has_symtab && (ids.build_id_len || ids.link[0]))
+		debug_fd = tb_debug_open(pid, path, &ids, TB_UNWIND_MAX_FILE);
 	u->st.builds++;
-	tb_ubuild_submit(u->builder, i, f->id, fd, f->module, f->key.size);
+	tb_ubuild_submit(u->builder, i, f->id, fd, debug_fd, f->module, f->key.size);
 	return i + 1;
 }
 
@@ -381,7 +394,7 @@ static uint32_t file_of_mapping(struct tb_unwind *u, pid_t pid, uint64_t start, 
 		u->st.open_failures++;
 		return 0;
 	}
-	return file_new(u, &k, fd, path);
+	return file_new(u, &k, fd, path, pid);
 }
 
 /* process address - ELF vaddr for a mapping at file offset `offset`. */
@@ -562,6 +575,16 @@ static void compact_procs(struct tb_unwind *u)
 		tb_hmap_insert(&u->proc_index, tb_hash(&u->procs[i].pid, sizeof(u->procs[i].pid)), i);
 }
 
+static void proc_free_perfmap(struct tb_unwind *u, struct uproc *p)
+{
+	if (!p->perfmap)
+		return;
+	u->st.perfmap_names += p->perfmap->lines;
+	tb_perfmap_free(p->perfmap);
+	free(p->perfmap);
+	p->perfmap = NULL;
+}
+
 static struct uproc *proc_new(struct tb_unwind *u, uint32_t pid)
 {
 	struct uproc *p;
@@ -627,6 +650,8 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 	}
 	f->syms = tb_calloc(1, sizeof(*f->syms));
 	*f->syms = r->syms;
+	if (f->syms->source == TB_NSYM_DEBUGFILE || f->syms->source == TB_NSYM_MINIDEBUG)
+		u->st.debug_files++;
 	u->st.sym_bytes += sym_bytes(f->syms);
 	memset(&r->syms, 0, sizeof(r->syms));
 	d.base = r->cfi.base;
@@ -674,6 +699,38 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 
 /* ------------------------------------------------------------ the API */
 
+/* pc of anonymous code named by p's perf map (read again, at most every
+ * PERFMAP_AGAIN_NS, when it names no pc there): 1 with *out, else 0. */
+static int perfmap_place(struct tb_unwind *u, struct uproc *p, uint64_t pc, struct tb_native_place *out)
+{
+	uint64_t start, now = 0;
+	uint32_t resets;
+	const char *why;
+	int rc;
+
+	if (!p->perfmap_id || !tb_nsym_lookup(&p->perfmap->syms, pc, &start)) {
+		if (!p->perfmap_next_ns || (int64_t)((now = tb_mono_ns()) - p->perfmap_next_ns) >= 0) {
+			if (!p->perfmap)
+				p->perfmap = tb_calloc(1, sizeof(*p->perfmap));
+			resets = p->perfmap->resets;
+			rc = tb_perfmap_refresh(p->perfmap, (pid_t)p->pid, &why);
+			p->perfmap_next_ns = (now ? now : tb_mono_ns()) + (rc < 0 ? PERFMAP_NONE_NS : PERFMAP_AGAIN_NS);
+			/* the first names, or another file's: a new id (names are kept by id and start) */
+			if (rc > 0 && (!p->perfmap_id || resets != p->perfmap->resets)) {
+				p->perfmap_id = u->next_id++;
+				u->st.perf_maps++;
+			}
+		}
+		if (!p->perfmap_id || !tb_nsym_lookup(&p->perfmap->syms, pc, &start))
+			return 0;
+	}
+	out->module = TB_PERFMAP_MODULE;
+	out->syms = &p->perfmap->syms;
+	out->file_id = p->perfmap_id;
+	out->vaddr = pc;
+	return 1;
+}
+
 static int resolve(void *ctx, uint32_t pid, uint64_t pc, struct tb_native_place *out)
 {
 	struct tb_unwind *u = ctx;
@@ -686,6 +743,8 @@ static int resolve(void *ctx, uint32_t pid, uint64_t pc, struct tb_native_place 
 	r = &p->r[i];
 	memset(out, 0, sizeof(*out));
 	out->vaddr = pc;
+	if (r->kind == R_ANON && perfmap_place(u, p, pc, out))
+		return 0;
 	if (!r->file) {
 		static const struct { const char *module; uint64_t id; } other[] = {
 			[R_FILE] = { "[unreadable]", UNREADABLE_ID }, [R_ANON] = { "[anon]", ANON_ID },
@@ -728,7 +787,7 @@ static void add_vdso(struct tb_unwind *u)
 		return;
 	}
 	key_of(&st, &k);
-	u->vdso = file_new(u, &k, fd, "[vdso]");
+	u->vdso = file_new(u, &k, fd, "[vdso]", 0);
 	if (u->vdso)
 		u->files[u->vdso - 1].refs = 1;
 }
@@ -748,7 +807,8 @@ static uint32_t queue_bound(void)
 		if (setrlimit(RLIMIT_NOFILE, &rl))
 			getrlimit(RLIMIT_NOFILE, &rl);
 	}
-	half = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur / 2;
+	/* each job holds up to two (the file and its debug file): half the limit at most */
+	half = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur / 4;
 	return half < TB_UNWIND_MAX_QUEUED ? (uint32_t)half : TB_UNWIND_MAX_QUEUED;
 }
 
@@ -859,6 +919,7 @@ void tb_unwind_forget(struct tb_unwind *u, pid_t pid, uint64_t now_ns)
 	drop_ranges(u, p->r, p->nr, now_ns);
 	if (!p->published)
 		u->unpublished--;
+	proc_free_perfmap(u, p);
 	memset(p, 0, sizeof(*p));
 	if (++u->dead_procs * 2 > u->nprocs)
 		compact_procs(u);
@@ -938,6 +999,9 @@ const struct tb_native_resolver *tb_unwind_resolver(struct tb_unwind *u)
 void tb_unwind_stats(const struct tb_unwind *u, struct tb_unwind_stats *out)
 {
 	*out = u->st;
+	for (uint32_t i = 0; i < u->nprocs; i++)       /* the names of the maps still held too */
+		if (u->procs[i].pid && u->procs[i].perfmap)
+			out->perfmap_names += u->procs[i].perfmap->lines;
 	out->files = u->live_files;
 	out->processes = u->nprocs - u->dead_procs;
 	out->fp_only = 0;
@@ -950,8 +1014,10 @@ void tb_unwind_free(struct tb_unwind *u)
 	if (!u)
 		return;
 	tb_ubuild_stop(u->builder);
-	for (uint32_t i = 0; i < u->nprocs; i++)
+	for (uint32_t i = 0; i < u->nprocs; i++) {
 		free(u->procs[i].r);
+		proc_free_perfmap(u, &u->procs[i]);
+	}
 	for (uint32_t i = 0; i < u->nfiles; i++) {
 		if (u->files[i].syms)
 			tb_nsym_free(u->files[i].syms);

@@ -61,6 +61,9 @@ struct tb_unwind_stats {
 	uint64_t queue_full;      /* files not built: TB_UNWIND_MAX_QUEUED were waiting */
 	uint64_t sym_bytes;       /* symbols kept, bytes (names and entries) */
 	uint64_t syms_dropped;    /* files whose symbols went past TB_UNWIND_MAX_SYM_BYTES */
+	uint64_t debug_files;     /* files named from a debug file or MiniDebugInfo */
+	uint64_t perf_maps;       /* perf maps (/tmp/perf-PID.map) whose names were taken */
+	uint64_t perfmap_names;   /* the names they held */
 };
 
 struct tb_unwind;

@@ -3,7 +3,9 @@
  * the target would open it); the thread reads it with libelf (pread, no
  * mmap), builds the table (proc/cfi.c, bounded in rows and CPU time), the
  * evaluator ranges (cpython/evalrange.c) and the symbols
- * (proc/nativesym.c), and queues the result.  The smallest waiting file is
+ * (proc/nativesym.c: with the .symtab of its debug file, a second
+ * descriptor opened the same way and taken only if proc/debugfile.c finds
+ * it the file's own, or of its MiniDebugInfo), and queues the result.  The smallest waiting file is
  * built first.  Two queues under one mutex;
  * the thread never touches the registry.  Stopping it drops the queued jobs
  * and cancels the table being built at its next row: the end of a capture
@@ -17,12 +19,15 @@
 #include <unistd.h>
 #include "lib/clock.h"
 #include "lib/mem.h"
+#include "proc/debugfile.h"
+#include "capture/unwind.h"
 #include "capture/unwind_build.h"
 
 struct job {
 	uint32_t file;
 	uint64_t id;
 	int fd;
+	int debug_fd;                     /* a candidate debug file, or -1 */
 	char module[TB_NSYM_MODULE];
 	uint64_t size;
 };
@@ -39,6 +44,33 @@ struct tb_ubuild {
 	uint32_t ndone, capdone;
 	uint32_t busy;                    /* a job is being built */
 };
+
+/* The file's symbols, with those of its debug file (if it is the file's
+ * own) or of its MiniDebugInfo when it has no .symtab. */
+static void load_syms(Elf *elf, const struct job *j, struct tb_ubuild_result *r)
+{
+	struct tb_debug_ids ids;
+	uint32_t source = 0;
+	char err[200], *mini = NULL;
+	Elf *debug = NULL;
+
+	tb_debug_ids_read(elf, &ids);
+	if (!ids.has_symtab && j->debug_fd >= 0) {
+		debug = elf_begin(j->debug_fd, ELF_C_READ, NULL);
+		if (tb_debug_matches(debug, j->debug_fd, &ids, TB_UNWIND_MAX_FILE)) {
+			source = TB_NSYM_DEBUGFILE;
+		} else if (debug) {
+			elf_end(debug);
+			debug = NULL;
+		}
+	}
+	if (!ids.has_symtab && !debug && ids.has_minidebug && (debug = tb_debug_minidebug(elf, &mini)))
+		source = TB_NSYM_MINIDEBUG;
+	tb_nsym_load(elf, debug, source, j->module, &r->syms, err, sizeof(err));
+	if (debug)
+		elf_end(debug);
+	free(mini);
+}
 
 static struct tb_ubuild_result *build(const struct job *j, const int *cancel)
 {
@@ -62,7 +94,7 @@ static struct tb_ubuild_result *build(const struct job *j, const int *cancel)
 	if (r->table_ok ? tb_eval_ranges(elf, &r->cfi, &r->eval, err, sizeof(err)) :
 			  tb_eval_ranges_symtab(elf, &r->eval))
 		memset(&r->eval, 0, sizeof(r->eval));
-	tb_nsym_load(elf, j->module, &r->syms, err, sizeof(err));
+	load_syms(elf, j, r);
 	if (r->table_ok) {                /* the FDEs name stripped functions */
 		tb_nsym_set_fdes(&r->syms, r->cfi.fdes, r->cfi.nfdes);
 		r->cfi.fdes = NULL;
@@ -72,6 +104,8 @@ out:
 	if (elf)
 		elf_end(elf);
 	close(j->fd);
+	if (j->debug_fd >= 0)
+		close(j->debug_fd);
 	r->cpu_ns = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return r;
 }
@@ -139,10 +173,10 @@ struct tb_ubuild *tb_ubuild_start(int threaded)
 	return b;
 }
 
-void tb_ubuild_submit(struct tb_ubuild *b, uint32_t file, uint64_t id, int fd, const char *module,
-		      uint64_t size)
+void tb_ubuild_submit(struct tb_ubuild *b, uint32_t file, uint64_t id, int fd, int debug_fd,
+		      const char *module, uint64_t size)
 {
-	struct job j = { file, id, fd, "", size };
+	struct job j = { file, id, fd, debug_fd, "", size };
 
 	snprintf(j.module, sizeof(j.module), "%s", module);
 	if (!b->threaded) {
@@ -205,8 +239,11 @@ void tb_ubuild_stop(struct tb_ubuild *b)
 		pthread_mutex_unlock(&b->lock);
 		pthread_join(b->thread, NULL);
 	}
-	for (uint32_t i = b->head; i < b->njobs; i++)
+	for (uint32_t i = b->head; i < b->njobs; i++) {
 		close(b->jobs[i].fd);
+		if (b->jobs[i].debug_fd >= 0)
+			close(b->jobs[i].debug_fd);
+	}
 	for (uint32_t i = 0; i < b->ndone; i++)
 		tb_ubuild_result_free(b->done[i]);
 	free(b->jobs);

@@ -24,11 +24,12 @@ struct tb_ubuild;
 
 /* threaded 0: tb_ubuild_submit builds at once (tests). */
 struct tb_ubuild *tb_ubuild_start(int threaded);
-/* Build file `file` (id) from fd (taken: closed when done); module: its
- * base name; size: the file's, which orders the queue (the smallest first:
+/* Build file `file` (id) from fd (taken: closed when done); debug_fd: a
+ * candidate for its debug file (proc/debugfile.h), or -1 (taken too);
+ * module: its base name; size: the file's, which orders the queue (the smallest first:
  * a file that is slow to build, a big one, delays only bigger ones). */
-void tb_ubuild_submit(struct tb_ubuild *b, uint32_t file, uint64_t id, int fd, const char *module,
-		      uint64_t size);
+void tb_ubuild_submit(struct tb_ubuild *b, uint32_t file, uint64_t id, int fd, int debug_fd,
+		      const char *module, uint64_t size);
 /* A finished build (malloc'd: free with tb_ubuild_result_free), or NULL. */
 struct tb_ubuild_result *tb_ubuild_take(struct tb_ubuild *b);
 void tb_ubuild_result_free(struct tb_ubuild_result *r);

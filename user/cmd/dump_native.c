@@ -244,7 +244,7 @@ int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsi
 			if (it->kind == TB_MI_PYTHON) {
 				out[n].python = it->index;
 			} else if (it->kind == TB_MI_NATIVE) {
-				code = tb_native_code(&d->codes, sym, (uint32_t)d->pid, words[it->index], it->between, &off);
+				code = tb_native_code(&d->codes, sym, (uint32_t)d->pid, words[it->index], py_minor, &off);
 				if (code < 0)
 					continue;   /* the interpreter's plumbing */
 				out[n].code = (uint32_t)code;

@@ -229,9 +229,11 @@ static int write_outputs(const struct record_opts *o, const struct tb_profile *p
 			stamped(o->outputs[i], stamp, path, sizeof(path));
 		else
 			snprintf(path, sizeof(path), "%s", o->outputs[i]);
-		if (tb_write_output(p, path, err, sizeof(err))) {
+		int w = tb_write_output(p, path, err, sizeof(err));
+
+		if (w) {
 			tb_termsafe_line(stderr, "tachyon-bpf: ", err);
-			if (!rc)
+			if (w != TB_ATOMIC_KEPT && !failed[0]) /* kept under another name: not lost */
 				snprintf(failed, sizeof(failed), "%s", path);
 			rc = 1;
 		} else {
@@ -242,7 +244,7 @@ static int write_outputs(const struct record_opts *o, const struct tb_profile *p
 				tb_termsafe_line(stderr, "tachyon-bpf: wrote ", path);
 		}
 	}
-	if (rc && !saved_tbp && p->samples)
+	if (failed[0] && !saved_tbp && p->samples)
 		rescue(p, failed);
 	tb_outputs_end();
 	return rc;

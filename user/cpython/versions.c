@@ -1,7 +1,8 @@
 /* versions.c: one row per supported CPython minor version with everything the agent knows
  * of it: the default build's offsets (measured with offsetof() from its headers), where the
  * fields sit in its _Py_DebugOffsets (3.13+), what its free-threaded build adds (3.13+), its
- * line-table format, the objects read for thread names, and its generated opcode table. Sources, differences between versions and
+ * line-table format, the objects read for thread names, its generated opcode table and its
+ * list of call plumbing (plumbing.c). Sources, differences between versions and
  * the checklist for adding one: docs/cpython-layouts.md.
  */
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include "cpython/threadnames.h"
 #include "cpython/opcodes.h"
 #include "cpython/asyncio.h"
+#include "cpython/plumbing.h"
 
 #define NO TB_NO_OFFSET
 #define NO8 0xff
@@ -105,6 +107,7 @@ static const struct tb_asyncio_offsets asyncio_3_14 = {
 static const struct tb_pyversion versions[] = {
 	{ /* 3.10: PyFrameObject chain, f_lasti in code units; no co_qualname, no native thread id */
 		.minor = 10, .lines = TB_LINES_LNOTAB_V2, .threads = &objects_3_10, .opcodes = &tb_opcodes_3_10,
+		.plumbing = &tb_plumbing_3_10,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_OBJECT,
@@ -127,6 +130,7 @@ static const struct tb_pyversion versions[] = {
 	},
 	{ /* 3.11: _PyInterpreterFrame via tstate->cframe->current_frame, no shim frames */
 		.minor = 11, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_11, .opcodes = &tb_opcodes_3_11,
+		.plumbing = &tb_plumbing_3_11,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_INTERP,
@@ -149,6 +153,7 @@ static const struct tb_pyversion versions[] = {
 	},
 	{ /* 3.12: cframe->current_frame @0; C-stack entry frames have owner 3 (CSTACK); per-interpreter GIL */
 		.minor = 12, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_12, .opcodes = &tb_opcodes_3_12,
+		.plumbing = &tb_plumbing_3_12,
 		.layout = &(const struct tb_layout){
 			.bpf = {
 				EVERY_VERSION_BPF, .frame_kind = TB_FRAME_INTERP,
@@ -171,6 +176,7 @@ static const struct tb_pyversion versions[] = {
 	},
 	{ /* 3.13: tstate->current_frame; _Py_DebugOffsets; the t build has no per-thread bytecode */
 		.minor = 13, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_13,
+		.plumbing = &tb_plumbing_3_13,
 		.ft = &ft_3_13,
 		.layout = &(const struct tb_layout){
 			.bpf = {
@@ -212,6 +218,7 @@ static const struct tb_pyversion versions[] = {
 	{ /* 3.14: f_executable is a tagged _PyStackRef; owner >= 3 (INTERPRETER) skipped, CSTACK = 4;
 	   * the t build runs each thread on its own copy of the bytecode (co_tlbc) */
 		.minor = 14, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_14,
+		.plumbing = &tb_plumbing_3_14,
 		.ft = &ft_3_14, .asyncio = &asyncio_3_14,
 		.layout = &(const struct tb_layout){
 			.bpf = {
@@ -255,6 +262,7 @@ static const struct tb_pyversion versions[] = {
 	},
 	{ /* 3.15: owner >= 3 skipped (CSTACK removed), chain ends at the base_frame sentinel */
 		.minor = 15, .lines = TB_LINES_LOCATIONS, .threads = &objects_3_13, .opcodes = &tb_opcodes_3_15,
+		.plumbing = &tb_plumbing_3_15,
 		.ft = &ft_3_15, .asyncio = &asyncio_3_14,
 		.layout = &(const struct tb_layout){
 			.bpf = {

@@ -28,6 +28,7 @@ struct tb_debug_positions;      /* cpython/layout.h */
 struct tb_thread_objects;       /* cpython/threadnames.h */
 struct tb_opcode_table;         /* cpython/opcodes.h */
 struct tb_asyncio_offsets;      /* cpython/asyncio.h */
+struct tb_plumbing;             /* cpython/plumbing.h */
 
 /* What a version's free-threaded (t) build has that its _Py_DebugOffsets do not say,
  * measured with offsetof() from its headers compiled with Py_GIL_DISABLED (3.13t: its
@@ -57,6 +58,8 @@ struct tb_pyversion {
 	/* _asyncio's TaskObj (its AsyncioDebug section; the thread state's running task is
 	 * in .layout->bpf), NULL before 3.14: no task attribution */
 	const struct tb_asyncio_offsets *asyncio;
+	/* the evaluator's call plumbing, hidden by --native (cpython/plumbing.c) */
+	const struct tb_plumbing *plumbing;
 };
 
 /* The row of CPython 3.minor, NULL when it is not supported. */

@@ -7,6 +7,7 @@
  * equal hashes cost a probe each.  Allocation failure aborts (lib/mem.h). */
 #ifndef TB_HASHMAP_H
 #define TB_HASHMAP_H
+#include <stddef.h>
 #include <stdint.h>
 
 #define TB_HMAP_NONE UINT32_MAX

@@ -16,15 +16,19 @@
  * else is unmerged: native frames, <native unmerged>, Python frames.
  *
  * Interpreter plumbing (docs/native-unwinding.md): frames of the file that
- * holds the evaluator named in the glue table below are hidden anywhere,
- * and its unnamed (stripped, static) functions between two Python frames;
- * --native-all shows them. */
+ * holds the evaluator whose symbol is in the process's version's list of
+ * call plumbing (cpython/plumbing.c) are hidden, wherever they are;
+ * --native-all shows them.  A frame without a name (stripped, static:
+ * module+0xSTART) is never hidden: between two Python frames it is the C
+ * part of a py -> C -> py call (builtin_sorted, list_sort_impl on a
+ * stripped build), which the call's plumbing around it does not name. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/hash.h"
 #include "lib/mem.h"
 #include "model/merge.h"
+#include "cpython/plumbing.h"
 
 const char *const tb_merge_verdict_names[TB_MV_MAX] = {
 	[TB_MV_PYTHON_ONLY] = "python_only", [TB_MV_MERGED] = "merged",
@@ -53,7 +57,7 @@ static uint32_t count_segments(const struct tb_merge_in *in)
 
 static uint32_t put(struct tb_merge_item *out, uint32_t n, uint8_t kind, uint32_t index)
 {
-	out[n] = (struct tb_merge_item){ kind, 0, (uint16_t)index };
+	out[n] = (struct tb_merge_item){ kind, (uint16_t)index };
 	return n + 1;
 }
 
@@ -75,23 +79,6 @@ static uint32_t unmerged(const struct tb_merge_in *in, struct tb_merge_item *out
 		n = put(out, n, TB_MI_NATIVE, i);
 	n = put(out, n, TB_MI_UNMERGED, 0);
 	return put_python(in, out, n, 0, in->nframes);
-}
-
-/* Mark the native frames that have Python frames on both sides. */
-static void mark_between(struct tb_merge_item *out, uint32_t n)
-{
-	uint32_t first = n, last = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		if (out[i].kind != TB_MI_PYTHON)
-			continue;
-		if (first == n)
-			first = i;
-		last = i;
-	}
-	for (uint32_t i = first; i < last; i++)
-		if (out[i].kind == TB_MI_NATIVE)
-			out[i].between = 1;
 }
 
 uint32_t tb_merge(const struct tb_merge_in *in, struct tb_merge_item *out, enum tb_merge_verdict *verdict)
@@ -119,9 +106,7 @@ uint32_t tb_merge(const struct tb_merge_in *in, struct tb_merge_item *out, enum 
 	used = evals - skip;
 	if ((used > segs && !in->python_truncated) || (used < segs && complete)) {
 		*verdict = TB_MV_UNMERGED;
-		n = unmerged(in, out);
-		mark_between(out, n);
-		return n;
+		return unmerged(in, out);
 	}
 	for (uint32_t i = 0; i < in->nwords; i++) {
 		if (!(in->words[i] & TB_NF_EVAL) || seg == segs) {
@@ -143,29 +128,10 @@ uint32_t tb_merge(const struct tb_merge_in *in, struct tb_merge_item *out, enum 
 		n = put(out, n, TB_MI_TRUNCATED, 0);
 		n = put_python(in, out, n, from, in->nframes);
 	}
-	mark_between(out, n);
 	return n;
 }
 
 /* ---- native functions as code entries ---- */
-
-/* Interpreter plumbing: calls that only pass a call on (prefixes). */
-static const char *const glue[] = {
-	"PyObject_Vectorcall", "_PyObject_Vectorcall", "PyObject_Call", "_PyObject_Call",
-	"_PyObject_MakeTpCall", "_PyObject_FastCall", "PyVectorcall_Call", "_PyVectorcall_Call",
-	"_PyFunction_Vectorcall", "_PyEval_Vector", "_PyEval_EvalFrame", "PyEval_EvalFrame",
-	"cfunction_call", "cfunction_vectorcall", "method_vectorcall", "vectorcall_method",
-	"vectorcall_unbound", "call_function", "do_call_core", "object_vacall", "slot_tp_call",
-	"_PyCFunction_", "PyCFunction_Call", "_Py_CheckFunctionResult",
-};
-
-static int is_glue(const char *name)
-{
-	for (size_t i = 0; i < sizeof(glue) / sizeof(glue[0]); i++)
-		if (!strncmp(name, glue[i], strlen(glue[i])))
-			return 1;
-	return 0;
-}
 
 void tb_native_codes_free(struct tb_native_codes *c)
 {
@@ -183,9 +149,12 @@ void tb_native_count(struct tb_native_codes *c, uint32_t stop, uint32_t nwords, 
 	c->stats.stops[stop < TB_NS_MAX ? stop : TB_NS_NONE]++;
 }
 
-/* The code of (file, start), named name (or module+0xSTART) on first sight. */
-static uint32_t native_code(struct tb_native_codes *c, struct tb_symbolizer *sym, uint64_t file_id,
-			    uint64_t start, const char *name, const char *module)
+/* The key of (file, start): its code entry, named name (or module+0xSTART),
+ * made on first sight; whether it is plumbing (on the list pl) is decided
+ * then too: the file and its version do not change. */
+static struct tb_native_key *native_key(struct tb_native_codes *c, struct tb_symbolizer *sym, uint64_t file_id,
+					uint64_t start, const char *name, const char *module,
+					const struct tb_plumbing *pl)
 {
 	struct tb_native_key key = { file_id, start, 0, 0 };
 	uint32_t i = tb_hmap_intern_key(&c->index, c->keys, sizeof(*c->keys), &key, 2 * sizeof(uint64_t),
@@ -193,23 +162,25 @@ static uint32_t native_code(struct tb_native_codes *c, struct tb_symbolizer *sym
 	char text[TB_NSYM_MAX_NAME + TB_NSYM_MODULE + 24];
 
 	if (i < c->nkeys)
-		return c->keys[i].code;
+		return &c->keys[i];
 	if (name)
 		snprintf(text, sizeof(text), "%s", name);
 	else
 		snprintf(text, sizeof(text), "%s+0x%llx", module, (unsigned long long)start);
 	/* pid 0, and an address no code object has (the key is file and start) */
 	key.code = tb_sym_insert(sym, 0, (1ull << 63) | c->nkeys, 0, 0, text, module, 0, NULL, 0);
+	key.plumbing = (uint32_t)tb_plumbing_has(pl, name);
 	sym->codes[key.code].kind = TB_CODE_NATIVE;
 	c->keys = tb_grow(c->keys, &c->capkeys, c->nkeys + 1, sizeof(*c->keys), 256);
 	c->keys[c->nkeys++] = key;
-	return key.code;
+	return &c->keys[c->nkeys - 1];
 }
 
 int64_t tb_native_code(struct tb_native_codes *c, struct tb_symbolizer *sym, uint32_t pid, uint64_t w,
-		       int between, int32_t *offset)
+		       unsigned py_minor, int32_t *offset)
 {
 	uint64_t pc = w & TB_NF_PC_MASK, key, start;
+	const struct tb_native_key *k;
 	struct tb_native_place at;
 	const char *name = NULL;
 	int64_t off;
@@ -217,7 +188,7 @@ int64_t tb_native_code(struct tb_native_codes *c, struct tb_symbolizer *sym, uin
 	if (!c->resolver || c->resolver->find(c->resolver->ctx, pid, pc, &at)) {
 		c->stats.unknown++;
 		*offset = -2;
-		return native_code(c, sym, 0, 0, "[unknown]", "[unknown]");
+		return native_key(c, sym, 0, 0, "[unknown]", "[unknown]", NULL)->code;
 	}
 	/* a return address is symbolized at its call */
 	key = at.vaddr - ((w & TB_NF_RA) ? 1 : 0);
@@ -227,12 +198,15 @@ int64_t tb_native_code(struct tb_native_codes *c, struct tb_symbolizer *sym, uin
 		name = at.module;
 		start = 0;
 	}
-	if (at.interp && !c->show_all && (name ? is_glue(name) : between)) {
+	/* plumbing: a named function of the evaluator's file on its version's list */
+	k = native_key(c, sym, at.file_id, start, name, at.module,
+		       at.interp && at.syms ? tb_plumbing_of(py_minor) : NULL);
+	if (k->plumbing && !c->show_all) {
 		c->stats.hidden++;
 		return -1;
 	}
 	off = (int64_t)(at.vaddr - start);
 	*offset = off >= 0 && off <= INT32_MAX ? (int32_t)off : -2;
 	c->stats.frames++;
-	return native_code(c, sym, at.file_id, start, name, at.module);
+	return k->code;
 }

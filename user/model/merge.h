@@ -3,8 +3,8 @@
  * native frame of the evaluator (TB_NF_EVAL) stands for the Python frames
  * it was running, down to the entry frame of its call: tb_merge puts them
  * in its place.  The native frames then get names (model code entries of
- * kind native) and the interpreter's call plumbing between Python frames
- * is hidden unless --native-all. */
+ * kind native) and the interpreter's call plumbing (its version's list,
+ * cpython/plumbing.c) is hidden unless --native-all. */
 #ifndef TB_MERGE_H
 #define TB_MERGE_H
 #include <stdint.h>
@@ -31,8 +31,7 @@ extern const char *const tb_merge_verdict_names[TB_MV_MAX];
 enum tb_merge_kind { TB_MI_PYTHON, TB_MI_NATIVE, TB_MI_TRUNCATED, TB_MI_UNMERGED };
 
 struct tb_merge_item {
-	uint8_t kind;             /* enum tb_merge_kind */
-	uint8_t between;          /* native: Python frames both below and above it */
+	uint16_t kind;            /* enum tb_merge_kind */
 	uint16_t index;           /* into the Python frames or the native words */
 };
 
@@ -90,7 +89,7 @@ struct tb_native_codes {
 	struct tb_native_key {
 		uint64_t file_id, start;
 		uint32_t code;
-		uint32_t pad;
+		uint32_t plumbing; /* the evaluator's call plumbing: hidden unless show_all */
 	} *keys;
 	uint32_t nkeys, capkeys;
 	struct tb_hmap index;     /* (file_id, start) -> keys[] */
@@ -99,11 +98,12 @@ struct tb_native_codes {
 void tb_native_codes_free(struct tb_native_codes *c);
 /* Count one sample's merge (nwords native words walked). */
 void tb_native_count(struct tb_native_codes *c, uint32_t stop, uint32_t nwords, enum tb_merge_verdict v);
-/* The code entry of native word w of process pid (added to sym on first
- * sight, kind native: name = symbol, or module+0xSTART), *offset = pc -
- * function start; -1 if it is plumbing to hide (between: Python frames
- * below and above it). */
+/* The code entry of native word w of process pid, a CPython 3.py_minor
+ * (added to sym on first sight, kind native: name = symbol, or
+ * module+0xSTART), *offset = pc - function start; -1 if it is the
+ * version's call plumbing, hidden (named functions of the evaluator's file
+ * only: an unnamed one is never hidden). */
 int64_t tb_native_code(struct tb_native_codes *c, struct tb_symbolizer *sym, uint32_t pid, uint64_t w,
-		       int between, int32_t *offset);
+		       unsigned py_minor, int32_t *offset);
 
 #endif

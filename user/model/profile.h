@@ -70,7 +70,7 @@ struct tb_tinfo {
 	uint32_t comm;            /* strtab id of /proc/PID/task/TID/comm */
 	int python_name;          /* name is the threading.Thread name */
 	uint64_t samples;         /* all samples of this thread */
-	uint64_t python_samples;  /* samples with a Python stack (incl. off-CPU weight) */
+	uint64_t python_samples;  /* samples with a stack (incl. off-CPU weight and <no Python frame>) */
 	/* thread status, in samples (off-CPU time in sample units) */
 	uint64_t on_cpu, off_cpu, gil_held, gil_wait, gc, exception;
 	/* wall mode: the stack recorded at the last switch-out, weighted at wake-up */
@@ -131,8 +131,10 @@ struct tb_profile {
 	uint64_t scache_forgotten;  /* sym.forgotten when scache was last checked */
 	/* counts */
 	uint64_t samples;          /* records received */
-	uint64_t python_samples;   /* with at least one frame */
-	uint64_t no_python;        /* thread had no Python state or no frame */
+	uint64_t python_samples;   /* with a stack: Python frames, or native/kernel ones under
+				    * <no Python frame> (tb_profile_no_python_shown) */
+	uint64_t no_python;        /* on CPU, the thread had no Python state or no frame
+				    * (those shown under <no Python frame> included) */
 	uint64_t truncated, partial;
 	uint64_t frames, unresolved_frames;
 	uint64_t lost;             /* from the BPF counters, set at the end */
@@ -228,6 +230,12 @@ static inline const struct tb_sframe *tb_stack_frames(const struct tb_profile *p
 {
 	return &p->arena[s->frames];
 }
+/* The root frame of the stack of a sample without Python frames (a C thread, a
+ * thread not started or gone): its native and kernel frames sit on it. */
+#define TB_NO_PYTHON_FRAME "<no Python frame>"
+/* Samples shown under <no Python frame>: the count of the stacks rooted there
+ * (so the same after a slice or a capture file's read). */
+uint64_t tb_profile_no_python_shown(const struct tb_profile *p);
 /* The leaf of a stack's Python part: its innermost frame that is neither
  * native nor kernel (a Python frame, or a synthetic one such as <GC>), 0 if
  * every frame is.  Its instruction is the leaf instruction. */

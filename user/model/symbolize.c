@@ -2,7 +2,15 @@
  * them by (pid, address, code id, kind) so that a freed-and-reused address is
  * not taken for the old function, and decodes locations on demand through
  * the shared, indexed line tables (linetabs.c).  Native and kernel functions
- * are entries too (pid 0, their kind, no line table). */
+ * are entries too (pid 0, their kind, no line table).
+ *
+ * A code object may be freed between its sample and its read (a module's
+ * code when its import ends, read at the next drain of the ring, up to 20 ms
+ * later): free() puts its links over the first two words, the rest stays
+ * until the memory is reused; the code id the BPF program computed from the
+ * fields at the sample says whether they are still the object's.  Reused
+ * already, it is a placeholder (<unreadable code 0x...>, or <stale code
+ * 0x...> when another code object sits there). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,19 +106,26 @@ static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb
 	uint64_t type, name_p, file_p, table_p;
 	int32_t firstlineno, argcount;
 	uint32_t version = 0;
+	int id_ok, freed = 0;
 	char text[4096];
 	size_t size = tb_layout_read_size(l, TB_READ_CODE); /* the fields' span, <= sizeof(buf) */
 
 	if (!size || tb_mem_read(c->pid, c->addr, buf, size))
 		return -1;
 	memcpy(&type, buf + l->bpf.object_type, 8);
-	if (pycode_type && type != pycode_type)
-		return -1;
 	memcpy(&firstlineno, buf + l->code_firstlineno, 4);
 	memcpy(&argcount, buf + l->code_argcount, 4);
 	if (l->code_version != TB_NO_OFFSET)
 		memcpy(&version, buf + l->code_version, 4);
-	if (tb_code_id((uint32_t)firstlineno, (uint32_t)argcount, version) != c->code_id) {
+	/* another type: freed since the sample (malloc's links over ob_refcnt and
+	 * ob_type), its fields its own if they still give the sample's code id;
+	 * else reused for something else.  The code type but another id: reused
+	 * for another code object (stale). */
+	id_ok = tb_code_id((uint32_t)firstlineno, (uint32_t)argcount, version) == c->code_id;
+	freed = pycode_type && type != pycode_type;
+	if (freed && !id_ok)
+		return -1;
+	if (!id_ok) {
 		s->stale++;
 		return -2;
 	}
@@ -135,6 +150,7 @@ static int read_code(struct tb_symbolizer *s, struct tb_code *c, const struct tb
 			c->nbytes = (uint32_t)units * 2;
 	}
 	c->resolved = 1;
+	s->freed += freed;
 	return 0;
 }
 
@@ -297,6 +313,8 @@ void tb_sym_forget_pid(struct tb_symbolizer *s, pid_t pid)
 
 void tb_sym_forget_code(struct tb_symbolizer *s, uint32_t idx)
 {
+	if (idx < s->n && !s->codes[idx].dead && !s->codes[idx].resolved && s->unresolved_codes)
+		s->unresolved_codes--; /* its placeholder is shown nowhere */
 	if (idx < s->n) {
 		kill_code(s, idx);
 		prune_dead(s);

@@ -62,6 +62,7 @@ struct tb_symbolizer {
 	struct tb_linetabs tables;  /* the code objects' line tables, one copy each */
 	struct tb_buf scratch;      /* a line table being read */
 	uint64_t lookups, reads, unresolved_codes, stale;
+	uint64_t freed;           /* code objects read after they were freed (read_code) */
 	uint64_t forgotten;         /* codes forgotten so far: a change means what maps
 				     * (pid, address, code id) to an index must look again */
 	uint64_t lines_dropped;     /* code objects whose line table was over the budget */

@@ -69,19 +69,7 @@ struct tb_tasks {
 	uint32_t window_reads;    /* reads in it */
 };
 
-/* Samples per (task, thread): each stack counts for its innermost task frame. */
-struct tb_task_total {
-	uint32_t code;            /* the task's code entry */
-	uint32_t thread;          /* index into the profile's threads */
-	uint64_t samples;
-};
-
-struct tb_profile;
-
 void tb_tasks_free(struct tb_tasks *t);
-/* The profile's (task, thread) totals, by code then thread (a task's rows together),
- * into a new array *out (free it); returns how many. */
-uint32_t tb_task_totals(const struct tb_profile *p, struct tb_task_total **out);
 /* The entry of the sample's running task (h->task != 0) of the process l describes,
  * read if new or stale (a stale one that cannot be read again keeps what it had); a
  * task gone before it could be read (finished and freed, its address reused) gets the

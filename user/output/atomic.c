@@ -220,7 +220,7 @@ int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const
 		snprintf(err, errlen, "%s: %s: the output is kept as %.*s%s", path, strerror(e),
 			 (int)(o.base - path), path, o.tmp);
 		close(o.dirfd);
-		return -1;
+		return TB_ATOMIC_KEPT;
 	}
 	close(o.dirfd);
 	return 0;

@@ -11,7 +11,9 @@
  * (SUDO_UID/SUDO_GID) if root runs through sudo.  A symlink at path is
  * replaced, never followed; a failure leaves no file, but for one: what the
  * rename cannot replace (a directory at path) keeps the output under its
- * random name, which err gives.  0 ok; -1 with one sentence in err. */
+ * random name, which err gives (TB_ATOMIC_KEPT).  0 ok; -1 (nothing written)
+ * or TB_ATOMIC_KEPT with one sentence in err. */
+#define TB_ATOMIC_KEPT (-2)
 int tb_write_atomic(const char *path, int (*fn)(const void *ctx, FILE *f), const void *ctx,
 		    char *err, size_t errlen);
 

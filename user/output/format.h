@@ -45,7 +45,8 @@ int tb_output_supported(const char *path);
 int tb_output_needs_sources(const char *path);
 
 /* Write p (or the diff of base and cur) to path through tb_write_atomic,
- * format from the extension. 0 ok; -1 with err set. */
+ * format from the extension. 0 ok; -1 with err set (TB_ATOMIC_KEPT: written
+ * under another name, which err gives). */
 int tb_write_output(const struct tb_profile *p, const char *path, char *err, size_t errlen);
 int tb_write_diff_output(const struct tb_profile *base, const struct tb_profile *cur,
 			 const struct tb_diff_opts *o, const char *path, char *err, size_t errlen);

@@ -140,12 +140,18 @@ void tb_few_samples_warning(const struct tb_profile *p, FILE *f)
 void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 {
 	struct tb_functab t = { 0 };
+	uint64_t shown = tb_profile_no_python_shown(p);
 
 	tb_functab_count(&t, p);
-	fprintf(out, "tachyon-bpf: %llu samples (%llu with Python frames, %llu without), %llu lost, "
-		"%llu truncated, %llu partial\n",
-		(unsigned long long)p->samples, (unsigned long long)(p->python_samples - p->off_cpu_samples),
-		(unsigned long long)p->no_python, (unsigned long long)p->lost,
+	fprintf(out, "tachyon-bpf: %llu samples (%llu with Python frames, %llu without", (unsigned long long)p->samples,
+		(unsigned long long)(p->python_samples - p->off_cpu_samples - shown), (unsigned long long)p->no_python);
+	/* where the samples without Python frames are: the outputs agree with these counts */
+	if (p->kernel || p->native || shown)
+		fprintf(out, ": %llu shown under " TB_NO_PYTHON_FRAME " with their %s frames", (unsigned long long)shown,
+			p->native && p->kernel ? "native and kernel" : p->native ? "native" : "kernel");
+	else if (p->no_python)
+		fprintf(out, ", not shown: no frames to show without --native or --kernel");
+	fprintf(out, "), %llu lost, %llu truncated, %llu partial\n", (unsigned long long)p->lost,
 		(unsigned long long)p->truncated, (unsigned long long)p->partial);
 	if (p->off_cpu_records)
 		fprintf(out, "  wall mode: %llu off-CPU stacks recorded at switch-outs, weighing %llu samples\n",
@@ -154,6 +160,10 @@ void tb_write_summary(const struct tb_profile *p, FILE *out, unsigned top)
 		p->nprocs, p->nthreads, t.n, (unsigned long long)p->unresolved_frames,
 		(unsigned long long)p->frames,
 		p->frames ? 100.0 * (double)p->unresolved_frames / (double)p->frames : 0.0);
+	if (p->sym.unresolved_codes || p->sym.freed)
+		fprintf(out, "  code objects: %llu unreadable (<unreadable code 0x...>, <stale code 0x...>: mostly freed and "
+			"their memory reused before they were read), %llu read after they were freed\n",
+			(unsigned long long)p->sym.unresolved_codes, (unsigned long long)p->sym.freed);
 	print_frame_kinds(p, out, &t);
 	if (p->sym.lines_dropped)
 		fprintf(out, "  %llu code objects show their first line only: their line tables were over the "

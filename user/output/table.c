@@ -8,6 +8,7 @@
 #include "lib/termsafe.h"
 #include "lib/mem.h"
 #include "model/functab.h"
+#include "model/tasktotals.h"
 #include "output/format.h"
 #include "output/funcname.h"
 

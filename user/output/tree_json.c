@@ -7,6 +7,7 @@
 #include "lib/jsonw.h"
 #include "cpython/opcodes.h"
 #include "output/format.h"
+#include "model/tasktotals.h"
 #include "model/tree.h"
 #include "output/tree_json.h"
 

@@ -1,6 +1,7 @@
 /* nativesym.c: a file's function symbols for native frames: the FUNC
- * symbols of .symtab (else .dynsym) and the PLT slots (name@plt, from
- * .rela.plt), sorted, one per address (aliases: global before weak before
+ * symbols of .symtab (else .dynsym, with the .symtab of a debug file or of
+ * MiniDebugInfo when given) and the PLT slots (name@plt, from .rela.plt),
+ * or names added one by one (a perf map), sorted, one per address (aliases: global before weak before
  * local, then the fewest leading underscores, the shortest, the first in
  * byte order).  Every count and size is bounded; names are cut at
  * TB_NSYM_MAX_NAME bytes, kept once each as they are read (a file may repeat
@@ -234,14 +235,42 @@ static void compact_names(struct tb_nsym_file *f)
 	f->names_len = f->names_cap = len;
 }
 
-int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err, size_t errlen)
+/* Sorted by start, one per start (the alias rule), only their names kept. */
+static void finish(struct loader *ld)
 {
-	static const struct {
-		Elf64_Word type;
-		uint32_t source;
-	} tables[] = { { SHT_SYMTAB, TB_NSYM_SYMTAB }, { SHT_DYNSYM, TB_NSYM_DYNSYM } };
-	struct loader ld = { .f = f, .cpu0 = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID) };
+	struct tb_nsym_file *f = ld->f;
 	uint32_t keep = 0;
+
+	tb_hmap_free(&ld->index);
+	free(ld->at);
+	if (f->nsyms)
+		qsort_r(f->syms, f->nsyms, sizeof(*f->syms), by_start_then_rank, f->names);
+	for (uint32_t i = 0; i < f->nsyms; i++)
+		if (!keep || f->syms[keep - 1].start != f->syms[i].start)
+			f->syms[keep++] = f->syms[i];
+	f->nsyms = keep;
+	compact_names(f);
+}
+
+/* The FUNC symbols of elf's first table of type `type` that has any; how many. */
+static uint32_t read_tables(Elf *elf, Elf64_Word type, struct loader *ld)
+{
+	Elf_Scn *scn = NULL;
+	uint32_t n = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) && !n) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			n = read_symtab(elf, scn, &sh, ld);
+	}
+	return n;
+}
+
+int tb_nsym_load(Elf *elf, Elf *debug, uint32_t debug_source, const char *module, struct tb_nsym_file *f,
+		 char *err, size_t errlen)
+{
+	struct loader ld = { .f = f, .cpu0 = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID) };
 	size_t shnum;
 
 	memset(f, 0, sizeof(*f));
@@ -250,28 +279,50 @@ int tb_nsym_load(Elf *elf, const char *module, struct tb_nsym_file *f, char *err
 		snprintf(err, errlen, "%s: cannot read the section headers: %s", module, elf_errmsg(-1));
 		return -1;
 	}
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]) && !f->source; t++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == tables[t].type &&
-			    read_symtab(elf, scn, &sh, &ld))
-				f->source = tables[t].source;
-		}
+	/* the debug file's .symtab has the local functions the file was
+	 * stripped of; MiniDebugInfo only those, the exported ones stay in
+	 * .dynsym: both are read (aliases at one start: one kept) */
+	if (debug && read_tables(debug, SHT_SYMTAB, &ld))
+		f->source = debug_source;
+	if (read_tables(elf, SHT_SYMTAB, &ld)) {
+		if (!f->source)
+			f->source = TB_NSYM_SYMTAB;
+	} else if (read_tables(elf, SHT_DYNSYM, &ld) && !f->source) {
+		f->source = TB_NSYM_DYNSYM;
 	}
 	read_plt(elf, &ld);
-	tb_hmap_free(&ld.index);
-	free(ld.at);
-	if (f->nsyms)
-		qsort_r(f->syms, f->nsyms, sizeof(*f->syms), by_start_then_rank, f->names);
-	for (uint32_t i = 0; i < f->nsyms; i++)
-		if (!keep || f->syms[keep - 1].start != f->syms[i].start)
-			f->syms[keep++] = f->syms[i];
-	f->nsyms = keep;
-	compact_names(f);
+	finish(&ld);
 	return 0;
+}
+
+struct tb_nsym_builder {
+	struct loader ld;
+};
+
+struct tb_nsym_builder *tb_nsym_begin(struct tb_nsym_file *f, const char *module, uint32_t source)
+{
+	struct tb_nsym_builder *b = tb_calloc(1, sizeof(*b));
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->module, sizeof(f->module), "%s", module);
+	f->source = source;
+	b->ld.f = f;
+	b->ld.cpu0 = tb_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return b;
+}
+
+int tb_nsym_add(struct tb_nsym_builder *b, uint64_t start, uint64_t size, const char *name)
+{
+	if (!within_budget(&b->ld))
+		return -1;
+	add_sym(&b->ld, start, size, name, "", 0);
+	return 0;
+}
+
+void tb_nsym_end(struct tb_nsym_builder *b)
+{
+	finish(&b->ld);
+	free(b);
 }
 
 void tb_nsym_set_fdes(struct tb_nsym_file *f, struct tb_code_range *fdes, uint32_t n)

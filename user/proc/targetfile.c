@@ -133,10 +133,14 @@ struct job {
 	int dirfd;                    /* the target's root or cwd (opened by the agent) */
 	int sock;                     /* the helper's end of the socketpair */
 	int read;                     /* read into the buffer instead of passing the fd */
+	int part;                     /* read max bytes from offset, whatever the file's size */
+	uint64_t offset;
 	int as_root;                  /* the target's fsuid is 0: keep the agent's credentials */
 	uint64_t max;
 	struct tb_creds creds;
 	char rel[PATH_MAX];           /* the name relative to dirfd */
+	uint32_t nalt;                /* names tried in turn when rel cannot be opened */
+	char alt[TB_TF_MAX_ALT][PATH_MAX];
 	/* answers */
 	int done;
 	const char *why;
@@ -236,10 +240,11 @@ static void keep_only(int a, int b)
 
 static const char *read_into(int fd, struct job *j)
 {
-	size_t want = (size_t)j->st.st_size;
+	uint64_t size = (uint64_t)j->st.st_size, from = j->part ? j->offset : 0;
+	size_t want = size <= from ? 0 : size - from < j->max ? (size_t)(size - from) : (size_t)j->max;
 	ssize_t n = 0;
 
-	while (j->len < want && (n = read(fd, j->buf + j->len, want - j->len)) > 0)
+	while (j->len < want && (n = pread(fd, j->buf + j->len, want - j->len, (off_t)(from + j->len))) > 0)
 		j->len += (size_t)n;
 	return j->len < want && n < 0 ? "read error" : NULL;
 }
@@ -279,16 +284,20 @@ static int helper(void *arg)
 	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (j->why)
 		goto out;
-	pathfd = (int)syscall(SYS_openat2, j->dirfd, j->rel, &how, sizeof(how));
-	if (pathfd < 0) {
-		j->why = why_errno(errno);
-		goto out;
+	/* the first name that opens as a regular file small enough */
+	for (uint32_t i = 0; fd < 0 && i <= j->nalt && i <= TB_TF_MAX_ALT; i++) {
+		pathfd = (int)syscall(SYS_openat2, j->dirfd, i ? j->alt[i - 1] : j->rel, &how, sizeof(how));
+		if (pathfd < 0) {
+			j->why = why_errno(errno);
+			continue;
+		}
+		j->why = NULL;
+		if (fstat(pathfd, &j->st))
+			j->why = why_errno(errno);
+		else
+			fd = tb_reopen_regular(pathfd, &j->st, j->part ? UINT64_MAX : j->max, &j->why);
+		close(pathfd);
 	}
-	if (fstat(pathfd, &j->st))
-		j->why = why_errno(errno);
-	else
-		fd = tb_reopen_regular(pathfd, &j->st, j->max, &j->why);
-	close(pathfd);
 	if (fd >= 0) {
 		j->why = j->read ? read_into(fd, j) : send_fd(j->sock, fd);
 		close(fd);
@@ -451,14 +460,29 @@ static struct job *prepare(pid_t pid, const char *path, uint64_t max, int *dirfd
 	return j;
 }
 
-int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat *st, const char **why)
+int tb_target_open_any(pid_t pid, const char *const *paths, uint32_t n, uint64_t max_bytes, struct stat *st,
+		       const char **why)
 {
-	int dirfd, fd = -1;
-	struct job *j = prepare(pid, path, max_bytes, &dirfd, why);
+	int dirfd = -1, fd = -1;
+	struct job *j = NULL;
 	struct stat checked;
 
-	if (j)
+	if (!n || n > TB_TF_MAX_ALT + 1) {
+		*why = "no such file";
+		return -1;
+	}
+	for (uint32_t i = 1; i < n; i++)
+		if (paths[i][0] != '/' || paths[0][0] != '/' || strlen(paths[i]) >= sizeof(j->alt[0])) {
+			*why = paths[i][0] != '/' || paths[0][0] != '/' ? "not an absolute name" : "name too long";
+			return -1;
+		}
+	j = prepare(pid, paths[0], max_bytes, &dirfd, why);
+	if (j) {
+		for (uint32_t i = 1; i < n; i++)
+			strcpy(j->alt[i - 1], paths[i] + 1);
+		j->nalt = n - 1;
 		fd = run_helper(j, &checked, why);
+	}
 	if (dirfd >= 0)
 		close(dirfd);
 	/* what came back is the file the helper checked */
@@ -471,19 +495,27 @@ int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat 
 	return fd;
 }
 
-const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char **text, size_t *len)
+int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat *st, const char **why)
+{
+	return tb_target_open_any(pid, &path, 1, max_bytes, st, why);
+}
+
+/* Read mode: the helper reads (a part of) the file into its buffer, copied here. */
+static const char *read_job(pid_t pid, const char *path, size_t max_bytes, int part, uint64_t offset,
+			    char **text, size_t *len, struct stat *st)
 {
 	int dirfd;
 	const char *why = NULL;
 	struct job *j = prepare(pid, path, max_bytes < TB_TF_READ_MAX ? max_bytes : TB_TF_READ_MAX,
 				&dirfd, &why);
-	struct stat st;
 
 	*text = NULL;
 	*len = 0;
 	if (j) {
 		j->read = 1;
-		if (!run_helper(j, &st, &why)) {
+		j->part = part;
+		j->offset = offset;
+		if (!run_helper(j, st, &why)) {
 			*text = malloc(j->len + 1);
 			if (!*text) {
 				why = "out of memory";
@@ -497,6 +529,19 @@ const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char *
 	if (dirfd >= 0)
 		close(dirfd);
 	return why;
+}
+
+const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char **text, size_t *len)
+{
+	struct stat st;
+
+	return read_job(pid, path, max_bytes, 0, 0, text, len, &st);
+}
+
+const char *tb_target_read_part(pid_t pid, const char *path, uint64_t offset, size_t max_bytes, char **text,
+				size_t *len, struct stat *st)
+{
+	return read_job(pid, path, max_bytes, 1, offset, text, len, st);
 }
 
 int tb_open_mapped(pid_t pid, uint64_t start, uint64_t end, const char *path, uint64_t max_bytes,

@@ -24,10 +24,21 @@ extern const char tb_tf_timed_out[];
  * (close-on-exec), *st filled; -1 with *why (a static string).  Calls
  * must not overlap (one helper at a time: the agent is single-threaded). */
 int tb_target_open(pid_t pid, const char *path, uint64_t max_bytes, struct stat *st, const char **why);
+/* The first of paths[0..n) (absolute, n at most TB_TF_MAX_ALT + 1) that
+ * opens so, tried in turn by one helper; the descriptor, *st; -1 with the
+ * last one's *why. */
+#define TB_TF_MAX_ALT 3
+int tb_target_open_any(pid_t pid, const char *const *paths, uint32_t n, uint64_t max_bytes, struct stat *st,
+		       const char **why);
 /* The same, read whole by the helper (at most max_bytes, itself at most
  * TB_TF_READ_MAX): *text (NUL-terminated, free() it) of *len bytes.  NULL,
  * or why not (*text NULL). */
 const char *tb_target_read(pid_t pid, const char *path, size_t max_bytes, char **text, size_t *len);
+/* The same for a file of any size: at most max_bytes (itself at most
+ * TB_TF_READ_MAX) from offset (none past its end), *st its fstat (size,
+ * owner) as the helper saw it. */
+const char *tb_target_read_part(pid_t pid, const char *path, uint64_t offset, size_t max_bytes, char **text,
+				size_t *len, struct stat *st);
 
 /* Open the file process pid maps at [start, end) (path: its name in
  * /proc/PID/maps) for reading if it is a regular file of at most
