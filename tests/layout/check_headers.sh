@@ -28,7 +28,7 @@ fail=0
 checked=""
 
 if ! $CC -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
-	"$HERE/print_layout.c" "$ROOT/user/cpython/layout.c" "$ROOT/user/cpython/versions.c" \
+	"$HERE/print_layout.c" "$ROOT/user/cpython/layout.c" "$ROOT/user/cpython/versions.c" "$ROOT/user/cpython/plumbing.c" \
 	"$ROOT/user/cpython/opcodes_gen.c" -o "$TMP/print_layout"; then
 	echo "check_headers: cannot build print_layout" >&2
 	exit 2

@@ -12,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 gcc -Wall -Wextra -std=gnu11 -O2 -I"$root/include" -I"$root/user" -o "$work/check" "$here/check.c" \
-    "$root/user/cpython/linetable.c" "$root/user/cpython/versions.c" "$root/user/cpython/opcodes_gen.c" \
+    "$root/user/cpython/linetable.c" "$root/user/cpython/versions.c" "$root/user/cpython/plumbing.c" "$root/user/cpython/opcodes_gen.c" \
     "$root/user/lib/mem.c" ||
     { echo "linetable: build failed"; exit 1; }
 

@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=$(mktemp -d)/print_table
 gcc -O1 -Wall -Wextra -Iinclude -Iuser -o "$bin" tests/opcodes/print_table.c user/cpython/opcodes.c \
-	user/cpython/opcodes_gen.c user/cpython/versions.c || exit 1
+	user/cpython/opcodes_gen.c user/cpython/versions.c user/cpython/plumbing.c || exit 1
 ran=0
 failed=0
 seen=""
