@@ -256,8 +256,9 @@ def check_early(argv):
     before = re.search(r"(\d+) before their process's tables were loaded", r.stderr)
     assert before and before.group(1) == "0", "partial: " + m.group(0)
     # the imports dlopen extension modules (_ctypes, libffi): a sample in one's init,
-    # before its table is built (a few ms), is partial, marked (0-1 of 80-180 seen)
-    assert float(m.group(3)) < 2.0, "partial: %s (limit 2%%)" % m.group(0)
+    # before its table is built (a few ms), is partial, kept and marked (0-2 of 80-180
+    # seen): at most 2%, or 3 samples (one extension's first milliseconds at 499 Hz)
+    assert float(m.group(3)) < 2.0 or int(m.group(1)) <= 3, "partial: %s (limit 2%% or 3)" % m.group(0)
     assert alone == 0, "%d of %d samples are Python frames alone" % (alone, total)
     return "%s files ready in %s s; %s of %s samples partial, 0 of %d Python alone" % (
         ready.group(1), ready.group(2), m.group(1), m.group(2), total)
