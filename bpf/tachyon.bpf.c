@@ -154,6 +154,8 @@ struct scratch {
 	__u32 nn;         /* native words written */
 	__u32 nat;        /* index of the first native word in words[] */
 	__u32 nstop;      /* TB_NS_* */
+	__u32 nguess;     /* a frame without a table was left by frame pointer: rbp may be a guess */
+	__u32 npartial;   /* a frame without a table met: TB_NS_UNKNOWN_MAP (before NO_TABLE) */
 	__u64 sigbuf[7];  /* a signal frame's rbp .. rip (sigcontext) */
 	__u64 uregs[TB_PT_REGS_WORDS]; /* the task's saved user registers (saved_user_regs) */
 	__u8 tbuf[TB_TSTATE_BUF + 8];
@@ -709,6 +711,8 @@ struct uregs {
 #define RANGE_STEPS 10
 #define ROW_STEPS 25
 #define NATIVE_MASK (TB_MAX_NATIVE - 1)
+/* a guessed frame record (after a frame without a table) at most this far above sp */
+#define PARTIAL_MAX_FRAME (1ull << 20)
 
 /* The user registers saved at the current task's last entry into the kernel
  * (a system call, a fault, an interrupt) into s->uregs (struct pt_regs, as
@@ -867,38 +871,79 @@ static __always_inline long native_leave(struct scratch *s, __u64 cfa, int rbp8)
 	return ra < MIN_RA ? native_stop(s, TB_NS_DONE) : 0;
 }
 
-/* Record one native frame and step to its caller: 1 when the walk stops. */
+/* Record one native frame and step to its caller: 1 when the walk stops.
+ * A frame whose mapping is not known yet, or whose file's table is being
+ * built, is kept (TB_NF_PARTIAL) and left by frame pointer; after it the
+ * walk is a guess (nguess): a pc in no known mapping then ends it.  A
+ * FP_ONLY file's leaf (the exact pc: it may be before push rbp or after
+ * leave, where rbp is still or again the caller's) takes its row.  One
+ * frame-pointer exit and one native_leave per kind: each copy costs the
+ * verifier (the bounded shape's 8 steps a program hit its limit). */
 static __always_inline long native_step_one(struct native_ctx *c)
 {
 	struct scratch *s = c->s;
 	struct tb_urange *r;
 	struct tb_ufile *f = NULL;
 	struct tb_urow *row;
-	__u64 key, word, cfa;
-	__u32 slot;
+	__u64 key, word, cfa, bp;
+	__u32 slot, keep;
+	__u8 code[4];
+	long stop;
 
 	if (s->nn >= native_depth || s->nn >= TB_MAX_NATIVE)
 		return native_stop(s, TB_NS_DEPTH);
-	r = find_range(c->m, s->npc);
-	if (!r)
-		return native_stop(s, TB_NS_UNKNOWN_MAP);
-	if (r->flags & TB_UR_PENDING)
-		return native_stop(s, TB_NS_NO_TABLE);
-	key = s->npc - r->bias - s->nra;       /* ELF vaddr; pc - 1 for return addresses */
 	word = (s->npc & TB_NF_PC_MASK) | (s->nra ? TB_NF_RA : 0);
+	r = find_range(c->m, s->npc);
+	if (!r || (r->flags & TB_UR_PENDING)) {
+		if (!r && s->nguess)
+			return native_stop(s, TB_NS_UNKNOWN_MAP);
+		if (!r || !s->npartial)        /* UNKNOWN_MAP first: the agent rereads the maps */
+			s->npartial = r ? TB_NS_NO_TABLE : TB_NS_UNKNOWN_MAP;
+		s->nguess = 1;
+		word |= TB_NF_PARTIAL;
+		f = NULL;
+		goto by_fp;
+	}
+	key = s->npc - r->bias - s->nra;       /* ELF vaddr; pc - 1 for return addresses */
 	slot = r->slot;
 	if (slot)
 		f = bpf_map_lookup_elem(&ufiles, &slot);
 	if (f)
 		word |= eval_flag(f, key);
-	if (!f || !f->nrows || (f->flags & TB_UF_FP_ONLY)) {
+	row = NULL;
+	if (f && f->nrows && !((f->flags & TB_UF_FP_ONLY) && s->nra) && key >= f->base)
+		row = find_row(f, key - f->base);
+	if (!f || !f->nrows || ((f->flags & TB_UF_FP_ONLY) && (!row || row->kind == TB_UK_INVALID))) {
+by_fp:
 		native_push(s, word | TB_NF_FP);
+		/* a leaf at its push rbp (endbr64 before it) or at a ret: no frame
+		 * record of its own, the return address at sp, rbp the caller's;
+		 * at its mov rbp, rsp: its record is at sp (prologue_cfa in
+		 * user/proc/unwind_ref.c reads the same bytes) */
+		bp = s->nbp;
+		keep = 0;
+		if (!s->nra && !bpf_probe_read_user(code, sizeof(code), (void *)s->npc)) {
+			if (code[0] == 0x55 || code[0] == 0xc3 ||
+			    (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)) {
+				keep = 1;
+				s->nbp = s->nsp - 8;  /* the pair read at sp - 8: only its return address used */
+			} else if (code[0] == 0x48 && ((code[1] == 0x89 && code[2] == 0xe5) ||
+							(code[1] == 0x8b && code[2] == 0xec))) {
+				s->nbp = s->nsp;
+			}
+		}
 		if (!s->nbp)                   /* the outermost frame cleared rbp (_start) */
 			return native_stop(s, TB_NS_DONE);
-		return native_leave(s, s->nbp + 16, -2);
+		/* after a frame without a table, rbp is a guess: a frame record more
+		 * than PARTIAL_MAX_FRAME above sp is not one this thread's stack made */
+		if (s->nguess && s->nbp + 16 - s->nsp > PARTIAL_MAX_FRAME)
+			return native_stop(s, TB_NS_NOT_INCREASING);
+		stop = native_leave(s, s->nbp + 16, -2);
+		if (keep)
+			s->nbp = bp;
+		return stop;
 	}
 	native_push(s, word);
-	row = key >= f->base ? find_row(f, key - f->base) : NULL;
 	if (!row)
 		return native_stop(s, TB_NS_INVALID);
 	switch (row->kind) {
@@ -944,6 +989,8 @@ static __always_inline struct tb_umaps *native_setup(struct scratch *s, const st
 
 	s->nn = 0;
 	s->nat = at;
+	s->nguess = 0;
+	s->npartial = 0;
 	s->nstop = TB_NS_NO_REGS;
 	if (!r->ok || !r->ip || !r->sp)
 		return NULL;
@@ -963,7 +1010,7 @@ static __always_inline struct tb_umaps *native_setup(struct scratch *s, const st
 static __always_inline void native_end(struct scratch *s)
 {
 	s->sample.hdr.nnative = s->nn;
-	s->sample.hdr.native_stop = s->nstop;
+	s->sample.hdr.native_stop = s->npartial && s->nstop != TB_NS_UNKNOWN_MAP ? s->npartial : s->nstop;
 	s->lead = s->sample.hdr.nkernel + s->sample.hdr.nnative;
 }
 

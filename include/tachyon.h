@@ -92,6 +92,8 @@ struct tb_sample_hdr {
 #define TB_NF_EVAL (1ull << 60) /* inside the CPython evaluator: stands for Python frames */
 #define TB_NF_RA   (1ull << 61) /* a return address: symbolize pc - 1 */
 #define TB_NF_FP   (1ull << 62) /* unwound by frame pointer (no table for the file) */
+#define TB_NF_PARTIAL (1ull << 63) /* its mapping unknown or its table being built: kept,
+				    * its caller found by frame pointer (maybe not the next) */
 
 /* What goes through the ring buffer: the header, nkernel + nnative words,
  * then depth frames (variable size), one contiguous record.  The BPF program
@@ -246,8 +248,10 @@ enum tb_native_stop {
 	TB_NS_NONE = 0,       /* not walked (--native off) */
 	TB_NS_DONE,           /* outermost frame (STOP row, return address or rbp 0) */
 	TB_NS_DEPTH,          /* --native-depth frames recorded, more were there */
-	TB_NS_UNKNOWN_MAP,    /* a pc in no known executable mapping (the agent rereads the maps) */
-	TB_NS_NO_TABLE,       /* the file has no table and frame pointers are off */
+	TB_NS_UNKNOWN_MAP,    /* a pc in no known executable mapping (the agent rereads the maps);
+			       * the leaf's, or a caller's found by its table, is kept (TB_NF_PARTIAL) */
+	TB_NS_NO_TABLE,       /* a file whose table is being built: its frame kept (TB_NF_PARTIAL),
+			       * the walk went on by frame pointer */
 	TB_NS_INVALID,        /* no usable rule at the pc */
 	TB_NS_READ,           /* stack memory unreadable */
 	TB_NS_NOT_INCREASING, /* the CFA is not above the stack pointer: a loop or garbage */
@@ -265,8 +269,8 @@ enum tb_native_stop {
 #define TB_PREALLOC_UMAPS 1024 /* processes in umaps where the kernel preallocates it (before 6.1) */
 #define TB_MAX_RANGES 512  /* executable mappings per process (power of two) */
 #define TB_MAX_EVAL 4      /* evaluator ranges per file */
-#define TB_UF_FP_ONLY (1u << 0) /* unwound by frame pointers: no rows */
-#define TB_UR_PENDING (1u << 0) /* the range's table is being built: the walk stops (NO_TABLE) */
+#define TB_UF_FP_ONLY (1u << 0) /* unwound by frame pointers; its rows (if any) for the leaf */
+#define TB_UR_PENDING (1u << 0) /* the range's table is being built: frame pointers (NO_TABLE) */
 
 struct tb_ufile {
 	__u64 base;                    /* ELF vaddr rows' pcs are relative to */

@@ -43,6 +43,13 @@
             sample before them, partial ones (a dlopen'ed extension module's init
             before its table) < 2%, none Python frames alone; the chain check:
             partial < 0.5%, none Python alone over its whole capture
+  leaf      x % y in a loop (mod_loop: PyNumber_Remainder, a frame-pointer leaf,
+            sampled before its push rbp and at its ret too) at 999 Hz: unmerged <
+            0.1%, and PyNumber_Remainder as the leaf always under mod_loop
+  slowtable a library of 100,000 functions (its table takes about a second)
+            dlopen'ed while sampling: its samples before the table keep their
+            leaf (the file's name), marked partial, the Python frames placed by
+            frame pointer; none has lost its leaf
   hostile   (also alone with --hostile) a frame-pointer chain that loops
             (NOT_INCREASING), 600 executable mappings (more than 512 ranges), a
             mapped library truncated and one deleted under the process: the
@@ -215,7 +222,7 @@ def check_chain(argv):
     return "the whole C chain under call_chain in %.1f%% of %d; %s partial" % (share, total, m.group(1))
 
 
-PARTIAL_RE = re.compile(r"native: (\d+) of (\d+) samples \(([\d.]+)%\) partial, marked <native tables not ready>")
+PARTIAL_RE = re.compile(r"native: (\d+) of (\d+) samples \(([\d.]+)%\) partial:")
 
 
 def python_only(fr):
@@ -249,8 +256,9 @@ def check_early(argv):
     before = re.search(r"(\d+) before their process's tables were loaded", r.stderr)
     assert before and before.group(1) == "0", "partial: " + m.group(0)
     # the imports dlopen extension modules (_ctypes, libffi): a sample in one's init,
-    # before its table is built (a few ms), is partial, marked (0-1 of 80-180 seen)
-    assert float(m.group(3)) < 2.0, "partial: %s (limit 2%%)" % m.group(0)
+    # before its table is built (a few ms), is partial, kept and marked (0-2 of 80-180
+    # seen): at most 2%, or 3 samples (one extension's first milliseconds at 499 Hz)
+    assert float(m.group(3)) < 2.0 or int(m.group(1)) <= 3, "partial: %s (limit 2%% or 3)" % m.group(0)
     assert alone == 0, "%d of %d samples are Python frames alone" % (alone, total)
     return "%s files ready in %s s; %s of %s samples partial, 0 of %d Python alone" % (
         ready.group(1), ready.group(2), m.group(1), m.group(2), total)
@@ -280,6 +288,102 @@ def check_pid(argv):
     assert total >= 100, "only %d samples" % total
     assert m.group(1) == "0" and alone == 0, "%s; %d of %d Python frames alone" % (m.group(0), alone, total)
     return "%s files ready in %s s; 0 of %d samples partial or Python alone" % (ready.group(1), ready.group(2), total)
+
+
+def check_leaf(argv):
+    """The BPF walk's leaf on frame-pointer code (issue 27): before push rbp and
+    after leave rbp is the caller's; frame pointers alone skip the caller and
+    leave an evaluator frame without its Python frames (unmerged)."""
+    fd, out = tempfile.mkstemp(suffix=".folded", prefix="tb-leaf-")
+    os.close(fd)
+    r = tb.run(["--native", "-r", "999", "-o", out, "--"] + argv + [WORKLOAD, "mod", str(SECONDS)],
+               timeout=120)
+    try:
+        assert r.returncode == 0, "agent exit %d: %s" % (r.returncode, r.stderr.strip()[-400:])
+        with open(out, encoding="utf-8", errors="replace") as f:
+            stacks = [frames(l) for l in f if l.strip()]
+    finally:
+        os.unlink(out)
+    m = NOTE_RE.search(r.stderr)
+    assert m, "no native line: " + r.stderr.strip()[-300:]
+    walked, unmerged = int(m.group(1)), float(m.group(2))
+    total = leaf = lost = marked = 0
+    for fr, n in stacks:
+        nm = names(fr)
+        if "mod_loop" not in nm:
+            continue
+        total += n
+        marked += n if "<native unmerged>" in nm or "<native truncated>" in nm else 0
+        if nm[-1] == "PyNumber_Remainder":
+            leaf += n
+            lost += 0 if nm[-2] == "mod_loop" else n
+    assert total >= 1000, "only %d samples in mod_loop" % total
+    assert unmerged < 0.1 and marked <= total // 1000, "unmerged %.2f%% of %d walked; %d of %d in mod_loop " \
+        "marked" % (unmerged, walked, marked, total)
+    assert not lost, "%d of %d samples with the leaf PyNumber_Remainder not right under mod_loop" % (lost, leaf)
+    return "unmerged %.2f%% of %d walked, %d of %d in mod_loop marked; PyNumber_Remainder the leaf " \
+        "in %d, always under mod_loop" % (unmerged, walked, marked, total, leaf)
+
+
+def build_slow():
+    """A library of 100,000 small functions with CFI (its table and symbols take
+    about a second to build) and spin, a frame-pointer loop: what a big
+    dlopen'ed library is to the registry."""
+    d = tempfile.mkdtemp(prefix="tb-slow-")
+    os.chmod(d, 0o755)
+    src, lib = os.path.join(d, "slow.s"), os.path.join(d, "libslow.so")
+    with open(src, "w") as f:
+        f.write('.section .note.GNU-stack,"",@progbits\n.text\n')
+        f.write(".globl spin\n.type spin,@function\nspin:\n.cfi_startproc\npush %rbp\n"
+                ".cfi_def_cfa_offset 16\n.cfi_offset %rbp,-16\nmov %rsp,%rbp\n.cfi_def_cfa_register %rbp\n"
+                "1: dec %rdi\njnz 1b\npop %rbp\n.cfi_def_cfa %rsp,8\nret\n.cfi_endproc\n.size spin,.-spin\n")
+        for i in range(100000):
+            f.write(".globl f%d\n.type f%d,@function\nf%d:\n.cfi_startproc\npush %%rbp\n.cfi_def_cfa_offset 16\n"
+                    ".cfi_offset %%rbp,-16\nmov %%rsp,%%rbp\n.cfi_def_cfa_register %%rbp\npop %%rbp\n"
+                    ".cfi_def_cfa %%rsp,8\nret\n.cfi_endproc\n.size f%d,.-f%d\n" % (i, i, i, i, i))
+    subprocess.run(["cc", "-shared", "-o", lib, src], check=True)
+    os.unlink(src)
+    os.environ["TB_SLOW_LIB"] = lib
+    return lib
+
+
+def check_slowtable(argv):
+    fd, out = tempfile.mkstemp(suffix=".folded", prefix="tb-slow-")
+    os.close(fd)
+    r = tb.run(["--native", "-r", "499", "-o", out, "--"] + argv + [WORKLOAD, "slowtable", "3", "nosleep"],
+               timeout=120)
+    try:
+        assert r.returncode == 0, "agent exit %d: %s" % (r.returncode, r.stderr.strip()[-400:])
+        with open(out, encoding="utf-8", errors="replace") as f:
+            stacks = [frames(l) for l in f if l.strip()]
+    finally:
+        os.unlink(out)
+    m = PARTIAL_RE.search(r.stderr)
+    assert m, "no line on partial samples: " + r.stderr.strip()[-600:]
+    total = named = kept = whole = unknown = lost = 0
+    for fr, n in stacks:
+        nm = names(fr)
+        if "spin_loop" not in nm:
+            continue
+        total += n
+        below = fr[nm.index("spin_loop") + 1:]
+        if nm[-1] == "spin":
+            named += n
+        elif nm[-1] == "libslow.so" and fr[-1][1] == "libslow.so":
+            kept += n           # before its table and symbols: the file's name
+            whole += n if "<native tables not ready>" not in nm else 0
+        elif nm[-1] == "[unknown]":
+            unknown += n        # before the agent reread the maps
+        if "<native tables not ready>" in nm and not [x for x, mod in below if not mod.endswith(".py")
+                                                        and not x.startswith("<")]:
+            lost += n
+    assert total >= 200, "only %d samples in spin_loop" % total
+    assert kept >= 1, "no sample before libslow.so's table (%d named, %d [unknown]): %s" % (
+        named, unknown, m.group(0))
+    assert int(m.group(1)) >= kept, m.group(0)
+    assert not lost, "%d samples in spin_loop without a native frame, marked not ready" % lost
+    return "%d of %d samples in spin_loop before libslow.so's table kept their leaf (%d with all their " \
+        "frames), %d [unknown], %d named spin; %s" % (kept, total, whole, unknown, named, m.group(0))
 
 
 def check_both(argv):
@@ -541,12 +645,14 @@ def main():
         by_minor.setdefault(minor, argv)
     first = pys[0][2]
     chain_dir = os.path.dirname(build_chain())
+    slow_dir = os.path.dirname(build_slow())
     if not hostile_only:
         for minor, kind, argv in pys:
             label = "%s %s" % (minor, kind)
             check("qsort %s" % label, check_qsort, argv)
             check("zlib %s" % label, check_zlib, argv)
             check("chain %s" % label, check_chain, argv)
+            check("leaf %s" % label, check_leaf, argv)
             check("early %s" % label, check_early, argv)
             check("both %s" % label, check_both, argv)
         newest = {ft: [a for _, k, a in pys if k.startswith("ft-") == ft][-1:] for ft in (False, True)}
@@ -557,6 +663,7 @@ def main():
         for argv in depth_pys:
             check("depth %s" % " ".join(argv), check_depth, argv)
         check("dlopen", check_dlopen, by_minor.get("3.11", first))
+        check("slowtable", check_slowtable, by_minor.get("3.15", first))
         fork_argv = by_minor.get("3.12", first)
         check("fork", check_qsort, fork_argv, ("--subprocesses",), "fork")
         check("shared", check_shared, by_minor.get("3.13", first))
@@ -574,6 +681,7 @@ def main():
     for mode in ("rbploop", "mappings", "truncated", "deleted"):
         check("hostile %s" % mode, check_hostile, by_minor.get("3.11", first), mode)
     shutil.rmtree(chain_dir, ignore_errors=True)
+    shutil.rmtree(slow_dir, ignore_errors=True)
     print("%d passed, %d failed" % tuple(RESULTS))
     sys.exit(1 if RESULTS[1] else 0)
 

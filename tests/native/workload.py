@@ -13,6 +13,11 @@
             $TB_CHAIN_LIB (tests/native/chain.c, -O2 -fomit-frame-pointer)
     zero    read_zero: 1 MiB reads of /dev/zero in a loop (kernel frames
             under the native read under the Python line)
+    mod     mod_loop: x % y on two-digit ints, calls of small C functions with
+            frame pointers (PyNumber_Remainder a leaf at its push rbp and ret)
+    slowtable  spins in Python, then loads $TB_SLOW_LIB (run.py's library of
+            100,000 functions: its table takes a while) with ctypes and calls its
+            spin in spin_loop (samples in it before its table: partial)
     sandwich  sort_loop -> sorted(xs, key=keyfunc): py -> C (builtin_sorted,
             list_sort_impl) -> py
     cthread a pthread started in C ($TB_CHAIN_LIB's chain_start_worker, named
@@ -167,6 +172,23 @@ def call_chain():
         lib.chain_a(2000000)
 
 
+def mod_loop():
+    x, y = 3 ** 40, 7 ** 11
+    while time.monotonic() < END:
+        for i in range(10000):
+            x % y
+            x % (y + i)
+
+
+def spin_loop():
+    t = time.monotonic() + 0.5
+    while time.monotonic() < t:
+        pass
+    lib = ctypes.CDLL(os.environ["TB_SLOW_LIB"])
+    while time.monotonic() < END:
+        lib.spin(1000000)
+
+
 def keyfunc(x):
     return (x * 2654435761) % 1000003
 
@@ -221,6 +243,10 @@ elif MODE == "chain":
     call_chain()
 elif MODE == "zero":
     read_zero()
+elif MODE == "mod":
+    mod_loop()
+elif MODE == "slowtable":
+    spin_loop()
 elif MODE == "fork":
     fork_children()
 elif MODE == "rbploop":

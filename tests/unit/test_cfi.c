@@ -608,9 +608,18 @@ static void test_row_search(void **state)
 #define STACK 0x7000
 static uint64_t stack[512];
 
+/* the anonymous code at 0x500000 (readable: the walk looks at a leaf's
+ * instruction): push rbp; mov rbp,rsp; nop; pop rbp; ret; endbr64 */
+#define ANON 0x500000
+static const uint8_t anon_code[] = { 0x55, 0x48, 0x89, 0xe5, 0x90, 0x5d, 0xc3, 0xf3, 0x0f, 0x1e, 0xfa, 0x90 };
+
 static int read_stack(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	(void)ctx;
+	if (addr >= ANON && addr + len <= ANON + sizeof(anon_code)) {
+		memcpy(buf, anon_code + (addr - ANON), len);
+		return 0;
+	}
 	if (addr < STACK || addr + len > STACK + sizeof(stack) || addr + len < addr)
 		return -1;
 	memcpy(buf, (uint8_t *)stack + (addr - STACK), len);
@@ -727,6 +736,94 @@ static void test_walk_loops_and_depth(void **state)
 	expect_walk(CODE(0x1010), STACK, 0, 1, 64, TB_UW_DEPTH, f);
 }
 
+/* A FP_ONLY file (frame pointers leave its frames) with the rows of one
+ * function at 0x2000: push rbp; mov rbp,rsp (+1, +4), its body, ret after
+ * leave at +0x6a; no CFI from 0x2300.  Mapped at 0x600000. */
+static const struct tb_urow fp_rows[] = {
+	{ 0x000, 1, TB_UK_RSP, 0 },      /* before push rbp: CFA = rsp+8 */
+	{ 0x001, 2, TB_UK_RSP, -2 },     /* after it: CFA = rsp+16, rbp at CFA-16 */
+	{ 0x004, 2, TB_UK_RBP, -2 },     /* after mov rbp,rsp */
+	{ 0x06a, 1, TB_UK_RSP, 0 },      /* after leave: ret */
+	{ 0x300, 0, TB_UK_INVALID, 0 },
+};
+static const struct tb_uw_file fp_file = { fp_rows, 5, TB_CFI_FP_ONLY, 0x2000, NULL, 0 };
+static const struct tb_uw_range fp_ranges[] = {
+	{ { 0x600000, 0x601000 }, 0x600000 - 0x2000, &fp_file },
+};
+#define FPCODE(vaddr) (0x600000ull - 0x2000 + (vaddr))
+
+static uint32_t fp_walk(uint64_t ip, uint64_t sp, uint64_t bp, struct tb_uw_frame *f, enum tb_uw_stop *stop)
+{
+	struct tb_uw_walk w = { fp_ranges, 1, read_stack, NULL, 64, 1 };
+	struct tb_uw_regs r = { ip, sp, bp, 0 };
+
+	return tb_unwind(&w, &r, f, stop);
+}
+
+/* issue 27: a leaf of frame-pointer code sampled before push rbp or after
+ * leave has the caller's rbp; frame pointers alone would skip the caller.
+ * The leaf takes its row, its callers their frame records. */
+static void test_walk_fp_only_leaf(void **state)
+{
+	static const struct { uint64_t pc, sp, bp; } leaves[] = {
+		{ 0x2000, STACK + 0x100, STACK + 0x200 },    /* at the entry */
+		{ 0x2001, STACK + 0xf8, STACK + 0x200 },     /* rbp pushed, not moved */
+		{ 0x2020, STACK + 0xf8, STACK + 0xf8 },      /* the body: its own frame record */
+		{ 0x206a, STACK + 0x100, STACK + 0x200 },    /* after leave, at ret */
+	};
+	struct tb_uw_frame f[64];
+	enum tb_uw_stop stop;
+
+	(void)state;
+	memset(stack, 0, sizeof(stack));
+	stack[0xf8 / 8] = STACK + 0x200;                 /* the leaf's saved rbp */
+	stack[0x100 / 8] = FPCODE(0x2150);               /* -> its caller */
+	stack[0x200 / 8] = 0;                            /* the caller's record: outermost */
+	stack[0x208 / 8] = FPCODE(0x2250);               /* -> the caller's caller */
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		assert_int_equal(fp_walk(FPCODE(leaves[i].pc), leaves[i].sp, leaves[i].bp, f, &stop), 3);
+		assert_int_equal(stop, TB_UW_DONE);
+		assert_int_equal(f[0].flags, 0);         /* by its row */
+		assert_int_equal(f[1].pc, FPCODE(0x2150));
+		assert_int_equal(f[1].flags, TB_UW_RA | TB_UW_FP);
+		assert_int_equal(f[2].pc, FPCODE(0x2250));
+	}
+	/* no CFI at the leaf: frame pointers, as before */
+	assert_int_equal(fp_walk(FPCODE(0x2300), STACK + 0xf8, STACK + 0xf8, f, &stop), 3);
+	assert_int_equal(f[0].flags, TB_UW_FP);
+}
+
+/* The same without a table (anonymous code: a JIT, -X perf's trampolines):
+ * the leaf's instruction says where its return address is. */
+static void test_walk_fp_prologue(void **state)
+{
+	static const struct { uint64_t pc, sp, bp; } leaves[] = {
+		{ ANON + 0, STACK + 0x100, STACK + 0x200 },    /* push rbp */
+		{ ANON + 1, STACK + 0xf8, STACK + 0x200 },     /* mov rbp,rsp */
+		{ ANON + 4, STACK + 0xf8, STACK + 0xf8 },      /* the body: frame record */
+		{ ANON + 5, STACK + 0xf8, STACK + 0xf8 },      /* pop rbp: frame record still */
+		{ ANON + 6, STACK + 0x100, STACK + 0x200 },    /* ret */
+		{ ANON + 7, STACK + 0x100, STACK + 0x200 },    /* endbr64 */
+	};
+	struct tb_uw_frame f[64];
+	enum tb_uw_stop stop;
+
+	(void)state;
+	memset(stack, 0, sizeof(stack));
+	stack[0xf8 / 8] = STACK + 0x200;
+	stack[0x100 / 8] = ANON + 0x20;                  /* -> its caller (anonymous code) */
+	stack[0x200 / 8] = 0;
+	stack[0x208 / 8] = ANON + 0x30;                  /* -> the caller's caller */
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		struct tb_uw_regs r = { leaves[i].pc, leaves[i].sp, leaves[i].bp, 0 };
+
+		assert_int_equal(walk(&r, f, &stop, 1), 3);
+		assert_int_equal(stop, TB_UW_DONE);
+		assert_int_equal(f[1].pc, ANON + 0x20);
+		assert_int_equal(f[2].pc, ANON + 0x30);
+	}
+}
+
 static void test_walk_plt_and_signal(void **state)
 {
 	struct tb_uw_frame f[64];
@@ -778,6 +875,8 @@ int main(void)
 		cmocka_unit_test(test_walk_stops),
 		cmocka_unit_test(test_walk_loops_and_depth),
 		cmocka_unit_test(test_walk_plt_and_signal),
+		cmocka_unit_test(test_walk_fp_only_leaf),
+		cmocka_unit_test(test_walk_fp_prologue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

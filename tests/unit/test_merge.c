@@ -46,6 +46,12 @@ static const struct merge_case cases[] = {
 	  "n0 p0 n2 p1 T p2 p3", TB_MV_TRUNCATED },
 	{ "unknown mapping at the leaf", 12, "", "pP", TB_NS_UNKNOWN_MAP, 0,
 	  "T p0 p1", TB_MV_TRUNCATED },
+	/* issue 27: a leaf before its table is kept, its callers found by frame pointer;
+	 * the record says NO_TABLE (partial) whatever ended the walk */
+	{ "partial leaf, frame pointers reached every evaluator", 12, "nnEnE", "pPP",
+	  TB_NS_NO_TABLE, 0, "n0 n1 p0 p1 n3 p2", TB_MV_MERGED },
+	{ "partial leaf, frame pointers skipped an evaluator", 12, "nE", "pPP", TB_NS_NO_TABLE, 0,
+	  "n0 p0 p1 T p2", TB_MV_TRUNCATED },
 	{ "a walk cut short that matched every evaluator", 11, "nE", "pP", TB_NS_READ, 0,
 	  "n0 p0 p1", TB_MV_MERGED },
 	{ "an evaluator frame missing from a whole walk", 11, "nEn", "pPpP", TB_NS_DONE, 0,

@@ -598,9 +598,9 @@ static void native_note(struct tb_session *s)
 	if (us.queue_full)
 		fprintf(stderr, "; %" PRIu64 " files not built (too many waiting)", us.queue_full);
 	fputc('\n', stderr);
-	fprintf(stderr, "tachyon-bpf: native: %" PRIu64 " of %" PRIu64 " samples (%.2f%%) partial, marked <native tables"
-		" not ready>: %" PRIu64 " before their process's tables were loaded, %" PRIu64 " in a library mapped"
-		" since or still being built\n", n->not_ready_process + n->not_ready_library, n->samples,
+	fprintf(stderr, "tachyon-bpf: native: %" PRIu64 " of %" PRIu64 " samples (%.2f%%) partial: %" PRIu64
+		" before their process's tables were loaded (marked <native tables not ready>), %" PRIu64
+		" with a frame in a library mapped since or still being built (kept, its callers by frame pointer)\n", n->not_ready_process + n->not_ready_library, n->samples,
 		pct(n->not_ready_process + n->not_ready_library, n->samples), n->not_ready_process, n->not_ready_library);
 	fprintf(stderr, "tachyon-bpf: native names: %" PRIu64 " files named from their debug files (build-id,"
 		" debuglink or MiniDebugInfo), %" PRIu64 " perf maps read (%" PRIu64 " names)\n", us.debug_files,

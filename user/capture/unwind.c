@@ -75,6 +75,7 @@ struct ufile {
 	uint64_t id;                /* never reused: native code entries are keyed by it */
 	uint32_t refs;              /* (process, mapping) pairs */
 	uint8_t state, interp;
+	uint8_t fp_only;            /* left by frame pointer (its rows, if any, for leaves) */
 	uint64_t unused_since;
 	uint32_t slot;              /* ufiles index, 0: none */
 	uint32_t first, granules;   /* rows extent in urows, granules 0: none */
@@ -660,8 +661,10 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 		d.eval_hi[i] = r->eval.r[i].hi;
 	}
 	f->interp = d.neval > 0;
+	/* FP_ONLY files get their rows too: a leaf before push rbp or after leave
+	 * (rbp still or again the caller's) is left by its row */
 	d.flags = TB_UF_FP_ONLY;
-	if (r->table_ok && r->cfi.nrows && !(r->cfi.flags & TB_CFI_FP_ONLY)) {
+	if (r->table_ok && r->cfi.nrows) {
 		uint32_t granules = (r->cfi.nrows + TB_UNWIND_GRANULE - 1) / TB_UNWIND_GRANULE;
 		int ok;
 
@@ -676,13 +679,14 @@ static void install(struct tb_unwind *u, struct tb_ubuild_result *r, uint64_t no
 			f->granules = granules;
 			d.first = first * TB_UNWIND_GRANULE;
 			d.nrows = r->cfi.nrows;
-			d.flags = 0;
+			d.flags = r->cfi.flags & TB_CFI_FP_ONLY ? TB_UF_FP_ONLY : 0;
 			u->st.tables++;
 			u->st.rows_used += (uint64_t)granules * TB_UNWIND_GRANULE;
 		} else {
 			u->st.no_room++;
 		}
 	}
+	f->fp_only = (d.flags & TB_UF_FP_ONLY) != 0;
 	if (!u->nslots && (old = lru_unused(u)))
 		file_evict(u, old);
 	if (u->nslots) {
@@ -1002,7 +1006,7 @@ void tb_unwind_stats(const struct tb_unwind *u, struct tb_unwind_stats *out)
 	out->processes = u->nprocs - u->dead_procs;
 	out->fp_only = 0;
 	for (uint32_t i = 0; i < u->nfiles; i++)
-		out->fp_only += u->files[i].state == F_READY && !u->files[i].granules;
+		out->fp_only += u->files[i].state == F_READY && u->files[i].fp_only;
 }
 
 void tb_unwind_free(struct tb_unwind *u)

@@ -73,10 +73,12 @@ struct tb_native_stats {
 	uint64_t frames;                  /* native frames shown */
 	uint64_t hidden;                  /* interpreter plumbing hidden (not --native-all) */
 	uint64_t unknown;                 /* native pcs in no known mapping */
-	/* partial samples, marked <native tables not ready> (model/profile.c): */
+	/* partial samples (model/profile.c): */
 	uint64_t not_ready_process;       /* the process's tables not loaded yet (no walk) */
-	uint64_t not_ready_library;       /* the walk stopped at a library mapped since, or whose
-					   * table is still being built (UNKNOWN_MAP, NO_TABLE) */
+	uint64_t not_ready_library;       /* a frame of a library mapped since, or whose table is
+					   * still being built (UNKNOWN_MAP, NO_TABLE): kept, the walk
+					   * went on by frame pointer; marked <native tables not
+					   * ready> when its Python frames could not be placed */
 };
 
 /* Native functions as code entries: one per (file, function start). */

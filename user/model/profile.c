@@ -261,14 +261,13 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 	 * still building): the native part the walk could not reach (its root: _start,
 	 * the interpreter's main) is one marked frame at the root, so that such samples
 	 * make one tower under it, not Python frames at the root beside the whole ones */
-	int not_ready = depth && (h->native_stop == TB_NS_NONE ||
-				  (v == TB_MV_TRUNCATED && (h->native_stop == TB_NS_UNKNOWN_MAP ||
-							    h->native_stop == TB_NS_NO_TABLE)));
+	int library = h->native_stop == TB_NS_UNKNOWN_MAP || h->native_stop == TB_NS_NO_TABLE;
+	int not_ready = depth && (h->native_stop == TB_NS_NONE || (v == TB_MV_TRUNCATED && library));
 
 	tb_native_count(&p->ncodes, h->native_stop, h->nnative, v);
 	if (not_ready && h->native_stop == TB_NS_NONE)
 		p->ncodes.stats.not_ready_process++;
-	else if (not_ready)
+	else if (library)         /* partial: marked only if its Python frames could not be placed */
 		p->ncodes.stats.not_ready_library++;
 	if (h->native_stop > TB_NS_NONE && h->native_stop < TB_NS_MAX)
 		p->native_stop[h->native_stop - 1]++;

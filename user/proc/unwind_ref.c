@@ -85,6 +85,23 @@ static int leave_signal(const struct tb_uw_walk *w, struct state *s, enum tb_uw_
 	return 0;
 }
 
+/* A leaf (exact pc) left by frame pointer that is at its push rbp (or the
+ * endbr64 before it), at mov rbp, rsp, or at a ret has no frame record of
+ * its own: its CFA is sp + 8 (sp + 16 after the push), rbp the caller's.
+ * 0 otherwise (or the code unreadable). */
+static uint64_t prologue_cfa(const struct tb_uw_walk *w, const struct state *s)
+{
+	uint8_t c[4];
+
+	if (w->read(w->ctx, s->pc, c, sizeof(c)))
+		return 0;
+	if (c[0] == 0x55 || c[0] == 0xc3 || (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa))
+		return s->sp + 8;
+	if (c[0] == 0x48 && ((c[1] == 0x89 && c[2] == 0xe5) || (c[1] == 0x8b && c[2] == 0xec)))
+		return s->sp + 16;
+	return 0;
+}
+
 uint32_t tb_unwind(const struct tb_uw_walk *w, const struct tb_uw_regs *regs,
 		   struct tb_uw_frame *out, enum tb_uw_stop *stop)
 {
@@ -101,6 +118,7 @@ uint32_t tb_unwind(const struct tb_uw_walk *w, const struct tb_uw_regs *regs,
 		const struct tb_urow *row;
 		uint64_t key, cfa;
 		uint32_t flags = s.is_ra ? TB_UW_RA : 0;
+		int fp_file;
 
 		if (n == max) {
 			*stop = TB_UW_DEPTH;
@@ -114,12 +132,22 @@ uint32_t tb_unwind(const struct tb_uw_walk *w, const struct tb_uw_regs *regs,
 		f = r->file;
 		if (tagged(f, key))
 			flags |= TB_UW_TAG;
-		if (!f || !f->nrows || (f->flags & TB_CFI_FP_ONLY)) {
+		fp_file = !f || !f->nrows || (f->flags & TB_CFI_FP_ONLY);
+		/* a FP_ONLY file's leaf (exact pc: maybe before push rbp or after
+		 * leave, rbp still or again the caller's) takes its row */
+		row = f && f->nrows && !(fp_file && s.is_ra) ? tb_cfi_row(f->rows, f->nrows, f->base, key) : NULL;
+		if (fp_file && (!row || row->kind == TB_UK_INVALID)) {
 			if (!w->fp_fallback) {
 				*stop = TB_UW_NO_TABLE;
 				return n;
 			}
 			out[n++] = (struct tb_uw_frame){ s.pc, flags | TB_UW_FP };
+			/* a leaf in its prologue or at a ret: no frame record */
+			if (!s.is_ra && (cfa = prologue_cfa(w, &s))) {
+				if (leave(w, &s, cfa, 0, stop))
+					return n;
+				continue;
+			}
 			if (!s.bp) {      /* the outermost frame cleared rbp (_start) */
 				*stop = TB_UW_DONE;
 				return n;
@@ -130,7 +158,6 @@ uint32_t tb_unwind(const struct tb_uw_walk *w, const struct tb_uw_regs *regs,
 			continue;
 		}
 		out[n++] = (struct tb_uw_frame){ s.pc, flags };
-		row = tb_cfi_row(f->rows, f->nrows, f->base, key);
 		switch (row ? row->kind : TB_UK_INVALID) {
 		case TB_UK_RSP:
 			cfa = s.sp + 8ull * row->cfa8;

@@ -30,7 +30,7 @@ extern const char *const tb_uw_stop_names[TB_UW_NSTOP];
 /* Frame flags. */
 #define TB_UW_RA  (1u << 0)  /* a return address: its call is at pc-1 */
 #define TB_UW_TAG (1u << 1)  /* inside a tagged range of its file (an evaluator) */
-#define TB_UW_FP  (1u << 2)  /* left by frame pointer: the file has no table */
+#define TB_UW_FP  (1u << 2)  /* left by frame pointer: no table, or a FP_ONLY file's caller */
 
 /* One ELF file's table, shared by every process that maps the file. */
 struct tb_uw_file {
