@@ -44,9 +44,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import tb  # noqa: E402
+import importlib.util  # noqa: E402
 
-RESULTS = [0, 0]
-CHECK_ONLY = None
+# the native suite's check() and frames() (and its RESULTS and CHECK_ONLY): tests/native/run.py
+_spec = importlib.util.spec_from_file_location("native_run", os.path.join(HERE, "run.py"))
+native = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(native)
+check, frames, RESULTS = native.check, native.frames, native.RESULTS
 USER = "1234"                       # the target's uid in the hostile checks (no passwd entry needed)
 PLANTER = "65534"                   # another user (nobody) who plants files in /tmp
 STRIPPED_RE = re.compile(r"^(python3\.11|libc\.so\.6)\+0x([0-9a-f]+)$")
@@ -122,28 +126,6 @@ end = time.monotonic() + float(sys.argv[2])
 while time.monotonic() < end:
     fn()
 """
-
-
-def check(name, fn, *args):
-    if CHECK_ONLY and CHECK_ONLY not in name:
-        return
-    try:
-        msg = fn(*args)
-        RESULTS[0] += 1
-        print("PASS %s%s" % (name, ": " + msg if msg else ""), flush=True)
-    except AssertionError as e:
-        RESULTS[1] += 1
-        print("FAIL %s: %s" % (name, e), flush=True)
-
-
-def frames(line):
-    """(frames root first as (name, module), count) of a folded line."""
-    stack, _, n = line.rstrip("\n").rpartition(" ")
-    out = []
-    for f in stack.split(";"):
-        m = re.match(r"^(.*) \((.*?)(?::-?\d+)?\)$", f)
-        out.append((m.group(1), m.group(2)) if m else (f, ""))
-    return out, int(n)
 
 
 def profile(argv, seconds, extra=(), user=None, wait_file=None, before=None):
@@ -497,12 +479,11 @@ def check_perfmap_garbage(work):
 
 
 def main():
-    global CHECK_ONLY
     args = sys.argv[1:]
     while args:
         a = args.pop(0)
         if a == "-k" and args:
-            CHECK_ONLY = args.pop(0)
+            native.CHECK_ONLY = args.pop(0)
         else:
             sys.exit(__doc__)
     if os.geteuid() != 0:
