@@ -334,7 +334,11 @@ suite_layout() {
 	local idle
 	need_binary
 	fresh_out
-	step "capture deep.py (60 frames, 1.5 s at 499 Hz)" "$bin" -q -r 499 -o "$out/deep.html" -o "$out/deep.json" -o "$out/deep.tbp" -- "$py" "$wl/deep.py" 60 1.5
+	# from a long directory, so the page's title (the command line) is longer than any header:
+	# CI's checkout path made it wrap the toolbar where /work/main did not
+	local long=$out/a-checkout-path-as-long-as-some-CI-runners-give-it-0123456789abcdef/tachyon-bpf/tests/workloads
+	mkdir -p "$long" && cp "$wl/deep.py" "$long/"
+	step "capture deep.py (60 frames, 1.5 s at 499 Hz)" "$bin" -q -r 499 -o "$out/deep.html" -o "$out/deep.json" -o "$out/deep.tbp" -- "$py" "$long/deep.py" 60 1.5
 	step "capture threads.py in wall mode (1.5 s at 99 Hz)" quiet "$bin" -q --mode wall -r 99 -o "$out/wall.html" -o "$out/wall.json" -- \
 		"$py" "$wl/threads.py" 1.5
 	step "capture threads.py briefly (0.6 s at 29 Hz: under 50 samples)" quiet "$bin" -q -r 29 -o "$out/few.html" -o "$out/few.json" -o "$out/few.tbp" -- \
