@@ -213,7 +213,9 @@ def test_gil_wall(py, tag):
         held, wait = st["gil_held"] / n, st["gil_wait"] / n
         assert 0.3 <= held <= 0.7, "%s holds the GIL %.0f%% of %d" % (name, 100 * held, n)
         assert 0.3 <= wait <= 0.7, "%s waits %.0f%% of %d" % (name, 100 * wait, n)
-        assert held + wait >= 0.9, "%s: held %.2f + wait %.2f" % (name, held, wait)
+        # the rest: between the two (a switch-out on the way into or out of the wait); 5-10% in
+        # a TCG guest of 5.10 (0.30 + 0.60 once, 0.32 + 0.63 the next run), under 2% on this host
+        assert held + wait >= 0.88, "%s: held %.2f + wait %.2f" % (name, held, wait)
         out.append("%s held %.0f%% wait %.0f%%" % (name, 100 * held, 100 * wait))
     return ", ".join(out)
 
