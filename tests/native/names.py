@@ -163,7 +163,8 @@ def profile(argv, seconds, extra=(), user=None, wait_file=None, before=None):
 
 
 def func_symbols(path):
-    """[(start, end, name)] of the FUNC symbols of path's .symtab (readelf -Ws), sorted."""
+    """[(start, end, name)] of the FUNC symbols of path's .symtab (readelf -Ws), sorted; a name
+    whole, as the string table has it (cfree@GLIBC_2.2.5: what perf and tachyon-bpf show)."""
     out = subprocess.run(["readelf", "-Ws", path], capture_output=True, text=True, check=True).stdout
     syms, in_symtab = [], False
     for line in out.splitlines():
@@ -174,7 +175,7 @@ def func_symbols(path):
         if in_symtab and len(p) >= 8 and p[3] in ("FUNC", "IFUNC") and p[6] != "UND":
             start, size = int(p[1], 16), int(p[2], 0) if not p[2].startswith("0x") else int(p[2], 16)
             if start:
-                syms.append((start, start + max(size, 1), p[7].split("@")[0]))
+                syms.append((start, start + max(size, 1), p[7]))
     return sorted(syms)
 
 

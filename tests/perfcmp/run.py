@@ -23,9 +23,11 @@ whichever tool names a function and however (perf from debug files, tachyon-bpf 
            the leaf, the missing frame, then this tool's caller; or this tool's stack
            ended at the leaf, or went to no function); fails when tachyon-bpf lost it
            or nothing explains it. The caller->leaf TVD (top-15 pairs) is reported
-  names    (reported) the share of leaf samples whose function both tools name the
-           same, perf alone names (e.g. from a -dbg package), tachyon-bpf alone names,
-           neither names; how many stacks of each tool reach _start
+  names    every leaf both tools sampled that perf names, tachyon-bpf names the same
+           (no "other name at the address", none "perf alone names": aliases are
+           chosen by perf's rule, proc/nativesym.c; a PLT slot is its own function);
+           reported: the share of leaf samples named the same, by neither, and
+           those only perf sampled; how many stacks of each tool reach _start
 
 One line per check, then "N passed, N failed"; exit 1 on any failure.
 
@@ -136,6 +138,7 @@ class Elf:
     def __init__(self, path):
         self.name = os.path.basename(path)
         self.loads = []
+        self.plt = []  # PLT slot starts (below): a slot is its own function
         with open(path, "rb") as f:
             head = f.read(64)
             assert head[:4] == b"\x7fELF" and head[4] == 2 and head[5] == 1, path + ": not ELF64 LE"
@@ -168,6 +171,8 @@ class Elf:
                              capture_output=True, text=True).stdout
         for m in re.finditer(r"^([0-9a-f]+) <([^<>]+@plt)>:", out, re.M):
             self.syms.setdefault(m.group(2), int(m.group(1), 16))
+            self.plt.append(int(m.group(1), 16))
+        self.plt.sort()
 
     def vaddr(self, file_off):
         for off, va, size in self.loads:
@@ -176,9 +181,13 @@ class Elf:
         return None
 
     def key(self, va):
-        """The key of the function holding vaddr va: evaluator, or name+0xFDESTART."""
+        """The key of the function holding vaddr va: evaluator, name+0xSLOT in a PLT, or
+        name+0xFDESTART."""
         if any(lo <= va < hi for lo, hi in self.eval):
             return EVAL
+        j = bisect.bisect_right(self.plt, va) - 1
+        if j >= 0 and va < self.plt[j] + 16:
+            return "%s+0x%x" % (self.name, self.plt[j])
         i = bisect.bisect_right(self.fde_lo, va) - 1
         if i >= 0 and va < self.fde_hi[i]:
             return "%s+0x%x" % (self.name, self.fde_lo[i])
@@ -492,9 +501,9 @@ def check_pairs(res):
 
 
 def report_names(res):
-    """Name agreement on the leaves (reported, not asserted: names are the debug-file work)."""
+    """Name agreement on the leaves: a leaf perf names is named the same by tachyon-bpf."""
     p, t = res["perf"], res["tachyon"]
-    kinds, missing = collections.Counter(), collections.Counter()
+    kinds, missing, other = collections.Counter(), collections.Counter(), collections.Counter()
     for key, n in p.leaves.items():
         if key in (EVAL, UNKNOWN) or key.startswith("<"):
             continue
@@ -505,12 +514,18 @@ def report_names(res):
             missing[key] += n
         elif pn and tn:
             kinds["same name" if pn == tn else "other name at the address"] += n
+            if pn != tn:
+                other["%s (perf) / %s at %s" % (pn, tn, key)] += n
         else:
             kinds[{(True, False): "perf alone names", (False, True): "tachyon-bpf alone names",
                    (False, False): "neither names"}[(bool(pn), bool(tn))]] += n
     tot = sum(kinds.values()) or 1
+    assert not other and not kinds["perf alone names"], "perf names %d leaf samples otherwise: %s" % (
+        sum(other.values()) + kinds["perf alone names"],
+        ", ".join("%s %d" % kv for kv in other.most_common(6)) or "perf alone names them")
     return ", ".join("%s %.1f%%" % (k, 100 * v / tot) for k, v in kinds.most_common()) + \
         " (most: %s)" % ", ".join("%s %d" % (label(k, p, t), n) for k, n in missing.most_common(3)) + \
+        ("; other names: %s" % ", ".join("%s %d" % kv for kv in other.most_common(4)) if other else "") + \
         "; stacks reaching _start: perf %.1f%%, tachyon-bpf %.1f%%" % (
             100 * p.rooted / max(p.total, 1), 100 * t.rooted / max(t.total, 1))
 

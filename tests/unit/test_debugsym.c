@@ -67,6 +67,10 @@ static void test_parse_map(void **state)
 				   "1040 20 inner\n"
 				   "2000 10 b_name\n"
 				   "2000 10 a_name\n"      /* one start, two names: one kept */
+				   "2900 10 jit_name_longer\n" /* a map's names at one start: */
+				   "2900 10 jit_name\n"    /* the shortest, */
+				   "2a00 10 _memcpy_x\n"
+				   "2a00 10 __memmove_x\n" /* after the fewest underscores */
 				   "3000 10 partial";      /* no newline yet: not read */
 	struct tb_perfmap m = { 0 };
 	uint64_t start;
@@ -75,7 +79,7 @@ static void test_parse_map(void **state)
 	(void)state;
 	used = tb_perfmap_parse(&m, text, sizeof(text) - 1, 0);
 	assert_int_equal(used, strlen(text) - strlen("3000 10 partial"));
-	assert_int_equal(m.lines, 4);
+	assert_int_equal(m.lines, 8);
 	assert_int_equal(m.bad, 1);
 	assert_string_equal(at(&m, 0x1000, &start), "outer");
 	assert_string_equal(at(&m, 0x1050, &start), "inner");
@@ -83,6 +87,8 @@ static void test_parse_map(void **state)
 	assert_null(at(&m, 0x1060, &start));      /* past inner's end: the nearest start is inner's */
 	assert_string_equal(at(&m, 0x2008, &start), "a_name");
 	assert_null(at(&m, 0x2010, &start));
+	assert_string_equal(at(&m, 0x2904, &start), "jit_name");
+	assert_string_equal(at(&m, 0x2a04, &start), "_memcpy_x");
 	assert_null(at(&m, 0x3000, &start));
 	/* the rest of the file, appended: the names so far stay */
 	used = tb_perfmap_parse(&m, "3000 10 partial\n", 16, 0);

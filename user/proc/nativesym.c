@@ -1,9 +1,11 @@
 /* nativesym.c: a file's function symbols for native frames: the FUNC
  * symbols of .symtab (else .dynsym, with the .symtab of a debug file or of
  * MiniDebugInfo when given) and the PLT slots (name@plt, from .rela.plt),
- * or names added one by one (a perf map), sorted, one per address (aliases: global before weak before
- * local, then the fewest leading underscores, the shortest, the first in
- * byte order).  Every count and size is bounded; names are cut at
+ * or names added one by one (a perf map), sorted, one per address (aliases
+ * chosen as perf chooses, tools/perf/util/symbol.c choose_best_symbol: one
+ * with a size before one without, global before local before weak, the
+ * fewest leading underscores, the longest (a perf map's: the shortest); then
+ * the first in byte order).  Every count and size is bounded; names are cut at
  * TB_NSYM_MAX_NAME bytes, kept once each as they are read (a file may repeat
  * one name millions of times), at most TB_NSYM_MAX_NAME_BYTES of them per
  * file, and only the names of the symbols kept stay; reading stops at
@@ -112,9 +114,9 @@ static uint8_t bind_rank(const GElf_Sym *s)
 	case STB_GLOBAL:
 		return 0;
 	case STB_WEAK:
-		return 1;
-	default:
 		return 2;
+	default:
+		return 1;
 	}
 }
 
@@ -195,19 +197,24 @@ static unsigned underscores(const char *s)
 static int by_start_then_rank(const void *a, const void *b, void *ctx)
 {
 	const struct tb_nsym *x = a, *y = b;
-	const char *names = ctx, *nx = names + x->name, *ny = names + y->name;
+	const struct tb_nsym_file *f = ctx;
+	const char *nx = f->names + x->name, *ny = f->names + y->name;
 	size_t lx, ly;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
+	if ((x->end > x->start) != (y->end > y->start))
+		return x->end > x->start ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	if (underscores(nx) != underscores(ny))
 		return underscores(nx) < underscores(ny) ? -1 : 1;
 	lx = strlen(nx);
 	ly = strlen(ny);
+	/* perf takes the longest of a symbol table's aliases; of a perf map's names at one
+	 * start (a JIT's, or a planted map's 512-byte garbage) the shortest is kept */
 	if (lx != ly)
-		return lx < ly ? -1 : 1;
+		return (lx > ly) == (f->source != TB_NSYM_PERFMAP) ? -1 : 1;
 	return strcmp(nx, ny);
 }
 
@@ -244,7 +251,7 @@ static void finish(struct loader *ld)
 	tb_hmap_free(&ld->index);
 	free(ld->at);
 	if (f->nsyms)
-		qsort_r(f->syms, f->nsyms, sizeof(*f->syms), by_start_then_rank, f->names);
+		qsort_r(f->syms, f->nsyms, sizeof(*f->syms), by_start_then_rank, f);
 	for (uint32_t i = 0; i < f->nsyms; i++)
 		if (!keep || f->syms[keep - 1].start != f->syms[i].start)
 			f->syms[keep++] = f->syms[i];
