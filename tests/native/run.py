@@ -42,6 +42,10 @@
             sample before them, partial ones (a dlopen'ed extension module's init
             before its table) < 2%, none Python frames alone; the chain check:
             partial < 0.5%, none Python alone over its whole capture
+  startgap  zlib, json+re, compile, sandwich and chain (workload.py) launched with no
+            warm-up under --native-all on 3.11 and 3.15: partial samples (a library's
+            table not ready) counted alike by the capture and its .tbp, and after the
+            first second (render --from 1) under 0.5%
   leaf      x % y in a loop (mod_loop: PyNumber_Remainder, a frame-pointer leaf,
             sampled before its push rbp and at its ret too) at 999 Hz: unmerged <
             0.1%, and PyNumber_Remainder as the leaf always under mod_loop
@@ -264,6 +268,46 @@ def check_early(argv):
     assert alone == 0, "%d of %d samples are Python frames alone" % (alone, total)
     return "%s files ready in %s s; %s of %s samples partial, 0 of %d Python alone" % (
         ready.group(1), ready.group(2), m.group(1), m.group(2), total)
+
+
+LIBRARY_PARTIAL_RE = re.compile(r"(\d+) with a frame in a library mapped since or still being built")
+SHOWN_PARTIAL_RE = re.compile(r"(\d+) shown partial")
+SAMPLES_RE = re.compile(r"^tachyon-bpf: (\d+) samples", re.M)
+GAP_MODES = ("zlib", "jsonre", "compile", "sandwich", "chain")
+
+
+def check_startgap(argv):
+    """The issue's five workloads launched under --native-all with no warm-up (their
+    extension modules dlopen'ed as the capture starts): samples with a frame in a library
+    whose table is not ready yet are kept and marked partial (the capture's count is the
+    .tbp's), and after the first second under 0.5% of the samples (render --from 1)."""
+    d = tempfile.mkdtemp(prefix="tb-native-")
+    out = []
+    try:
+        for mode in GAP_MODES:
+            tbp = os.path.join(d, mode + ".tbp")
+            r = tb.run(["-r", "499", "-d", "3", "--native-all", "-o", tbp, "--"] + argv +
+                       [WORKLOAD, mode, "6", "nosleep"], timeout=120)
+            assert r.returncode == 0, "%s: agent exit %d: %s" % (mode, r.returncode, r.stderr.strip()[-400:])
+            m = LIBRARY_PARTIAL_RE.search(r.stderr)
+            assert m, "%s: no line on partial samples: %s" % (mode, r.stderr.strip()[-400:])
+            counts = []
+            for extra in ((), ("--from", "1")):
+                rr = tb.run(["render", tbp, "--summary", "-o", os.path.join(d, mode + ".folded")] + list(extra))
+                assert rr.returncode == 0, "%s: render %s: %s" % (mode, extra, rr.stderr.strip()[-300:])
+                sp, sm = SHOWN_PARTIAL_RE.search(rr.stderr), SAMPLES_RE.search(rr.stderr)
+                assert sp and sm, "%s: render %s: no summary: %s" % (mode, extra, rr.stderr.strip()[-300:])
+                counts.append((int(sp.group(1)), int(sm.group(1))))
+            (whole, total), (late, late_total) = counts
+            assert whole == int(m.group(1)), "%s: the capture counts %s partial, its .tbp %d" % (
+                mode, m.group(1), whole)
+            assert late_total >= 300, "%s: only %d samples after the first second" % (mode, late_total)
+            assert late <= 0.005 * late_total, "%s: %d of %d samples partial after the first second" % (
+                mode, late, late_total)
+            out.append("%s %d/%d then %d/%d" % (mode, whole, total, late, late_total))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return "partial in the whole capture, then after its first second: " + ", ".join(out)
 
 
 def check_pid(argv):
@@ -529,6 +573,17 @@ def check_cthread(argv):
         assert rr.returncode == 0, rr.stderr
         with open(again, encoding="utf-8", errors="replace") as f:
             assert sorted(f) == lines, "the .tbp renders other stacks than the capture's .folded"
+        # a slice of it: its summary's counts are its .folded's (the shown ones are not scaled)
+        rr = tb.run(["render", os.path.join(d, "c.tbp"), "--from", "1", "--summary", "-o", again])
+        sm = SUMMARY_RE.search(rr.stderr)
+        assert rr.returncode == 0 and sm, "render --from 1: " + rr.stderr.strip()[-400:]
+        with open(again, encoding="utf-8", errors="replace") as f:
+            sliced = [frames(l) for l in f if l.strip()]
+        sliced_shown = sum(n for fr, n in sliced if len(fr) > 2 and fr[2][0] == "<no Python frame>")
+        assert int(sm.group(3)) == int(sm.group(4)) == sliced_shown and \
+            sum(n for _, n in sliced) == int(sm.group(2)) + sliced_shown, \
+            "render --from 1: %s; its .folded: %d under <no Python frame> of %d" % (
+                sm.group(0), sliced_shown, sum(n for _, n in sliced))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     m = SUMMARY_RE.search(r.stderr)
@@ -676,6 +731,7 @@ def main():
         for minor in ("3.11", "3.15"):
             if minor in by_minor:
                 check("sandwich %s" % minor, check_sandwich, by_minor[minor])
+                check("startgap %s" % minor, check_startgap, by_minor[minor])
         check("cthread", check_cthread, by_minor.get("3.15", first))
         check("unmerged", check_unmerged)
         check("tree JSON versions", check_versions, by_minor.get("3.12", first))

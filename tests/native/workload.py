@@ -25,6 +25,9 @@
             state) while the main thread spins in Python (py_spin)
     imports import_all: 28 stdlib packages imported (module code run once and
             freed), then py_spin
+    jsonre  json.dumps/loads of a nested document and re.findall over its text
+            (_json, _sre)
+    compile ast.parse and compile of 6 stdlib files (the parser, the compiler)
   hostile (tests/native/run.py --hostile):
     rbploop machine code in anonymous memory that points rbp at itself and
             spins (a frame-pointer chain that loops)
@@ -231,6 +234,34 @@ def import_all():
     py_spin()
 
 
+def json_re_loop():
+    """json.dumps/loads of a nested document and re over its text, in a loop (_json, _sre)."""
+    import json
+    import re
+    doc = {"k%d" % i: [i, "v%d" % i * 3, {"x": i / 7, "y": [True, None]}] for i in range(400)}
+    pat = re.compile(r'"(k\d+)": \[(\d+), "((?:v\d+)+)"')
+    while time.monotonic() < END:
+        text = json.dumps(doc)
+        assert json.loads(text) == doc
+        assert len(pat.findall(text)) == 400
+
+
+def compile_loop():
+    """ast.parse and compile of 6 of the interpreter's own stdlib files, in a loop."""
+    import ast
+    lib = os.path.dirname(os.__file__)
+    sources = []
+    for name in ("argparse.py", "difflib.py", "inspect.py", "tarfile.py", "typing.py", "zipfile.py"):
+        path = os.path.join(lib, name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                sources.append((path, f.read()))
+    while time.monotonic() < END:
+        for path, text in sources:
+            ast.parse(text, path)
+            compile(text, path, "exec")
+
+
 def read_zero():
     with open("/dev/zero", "rb", buffering=0) as f:
         while time.monotonic() < END:
@@ -268,6 +299,10 @@ elif MODE == "deleted":
     bz2_loop(lib)
 elif MODE == "zlib":
     compress_loop()
+elif MODE == "jsonre":
+    json_re_loop()
+elif MODE == "compile":
+    compile_loop()
 elif MODE == "deep":
     recurse(40)
 elif MODE == "sandwich":

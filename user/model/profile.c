@@ -521,6 +521,8 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		kind |= TB_SK_PARTIAL;
 		p->partial++;
 	}
+	if (h->nnative && (h->native_stop == TB_NS_UNKNOWN_MAP || h->native_stop == TB_NS_NO_TABLE))
+		kind |= TB_SK_NATIVE_PARTIAL;
 	p->frames += depth;
 	stack = sample_stack(p, pi, parent, h, words, frames, depth, thread, kind);
 	if (stack == TB_HMAP_NONE)
@@ -628,6 +630,16 @@ void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 	i = add_stack(p, thread, kind, depth, count);
 	if (p->tl.on) /* the counts over time still add up to the stack's */
 		tb_timeline_put(&p->tl, &p->tl.stacks, i, p->tl.nbuckets ? p->tl.nbuckets - 1 : 0, count);
+}
+
+uint64_t tb_profile_native_partial(const struct tb_profile *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].kind & TB_SK_NATIVE_PARTIAL)
+			n += p->stacks[i].count;
+	return n;
 }
 
 void tb_profile_drop_empty_stacks(struct tb_profile *p)

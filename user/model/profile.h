@@ -93,6 +93,10 @@ struct tb_sframe {
 
 #define TB_SK_TRUNCATED 1u
 #define TB_SK_PARTIAL   2u
+/* --native: a frame in a library mapped since or whose table was being built (its callers
+ * by frame pointer); counted, with no marker node: its stack is in the tower of its whole
+ * ones */
+#define TB_SK_NATIVE_PARTIAL 4u
 
 struct tb_stack {
 	uint64_t count;
@@ -222,6 +226,8 @@ uint32_t tb_profile_add_thread(struct tb_profile *p, uint32_t pid, uint32_t tid,
  * last time bucket. */
 void tb_profile_add_stack(struct tb_profile *p, uint32_t thread, uint16_t kind,
 			  const struct tb_sframe *frames, uint16_t depth, uint64_t count);
+/* Samples whose stacks are TB_SK_NATIVE_PARTIAL (of a capture, a slice, a .tbp read). */
+uint64_t tb_profile_native_partial(const struct tb_profile *p);
 /* Remove the stacks without a sample (a time slice's others); stack indices
  * change, the timeline's with them. */
 void tb_profile_drop_empty_stacks(struct tb_profile *p);

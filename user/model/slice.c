@@ -24,7 +24,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 /* Counters the timeline does not keep by time: scaled by the slice's share. */
 static const size_t scaled[] = {
 	offsetof(struct tb_profile, samples),
-	offsetof(struct tb_profile, no_python),
 	offsetof(struct tb_profile, frames),
 	offsetof(struct tb_profile, unresolved_frames),
 	offsetof(struct tb_profile, lost),
@@ -69,7 +68,7 @@ int tb_profile_slice(struct tb_profile *p, double from_s, double to_s, char *err
 {
 	struct tb_timeline *tl = &p->tl;
 	double w, lo_d, hi_d, share;
-	uint64_t old_python = p->python_samples, python = 0;
+	uint64_t old_python = p->python_samples, python = 0, hidden;
 	uint32_t lo, hi;
 
 	if (!tl->on || !tl->width_ns)
@@ -95,6 +94,10 @@ int tb_profile_slice(struct tb_profile *p, double from_s, double to_s, char *err
 	keep_cells(&tl->stacks, lo, hi);
 	keep_cells(&tl->states, lo, hi);
 
+	/* samples without Python frames: those shown (under <no Python frame>) are counted
+	 * in the slice's stacks, only the rest is scaled */
+	hidden = tb_profile_no_python_shown(p);
+	hidden = p->no_python > hidden ? p->no_python - hidden : 0;
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		p->stacks[i].count = 0;
 	for (uint32_t i = 0; i < tl->stacks.n; i++)
@@ -141,6 +144,8 @@ int tb_profile_slice(struct tb_profile *p, double from_s, double to_s, char *err
 	for (int i = 0; i < TB_NATIVE_STOPS; i++)
 		scale(&p->native_stop[i], share);
 	p->agent_cpu_s *= share;
+	scale(&hidden, share);
+	p->no_python = tb_profile_no_python_shown(p) + hidden;
 	p->python_samples = python;
 	if (python >= p->off_cpu_samples && p->samples < python - p->off_cpu_samples)
 		p->samples = python - p->off_cpu_samples; /* at least the slice's on-CPU samples */

@@ -249,6 +249,8 @@ static void put_stack(struct ctx *g, uint32_t id, const struct seq *q)
 		fputs(",\"truncated\":true", g->f);
 	if (q->kind & TB_SK_PARTIAL)
 		fputs(",\"partial\":true", g->f);
+	if (q->kind & TB_SK_NATIVE_PARTIAL)
+		fputs(",\"native_partial\":true", g->f);
 	fputs("}\n", g->f);
 	/* self / total of each frame, recursion counted once per stack */
 	for (uint32_t k = 0; k < q->len; k++) {

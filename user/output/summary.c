@@ -112,13 +112,17 @@ static void print_frame_kinds(const struct tb_profile *p, FILE *out, const struc
 			fprintf(out, "  kernel symbols hidden: kptr_restrict or no CAP_SYSLOG "
 				"(each sample's kernel part is one [kernel] frame)\n");
 	}
-	if (p->native || p->native_samples)
+	if (p->native || p->native_samples) {
+		uint64_t partial = tb_profile_native_partial(p);
+
 		fprintf(out, "  native: %llu samples with native frames, %llu native frames, %u native functions; "
-			"%llu merged, %llu unmerged (%.2f%%), %llu truncated\n",
+			"%llu merged, %llu unmerged (%.2f%%), %llu truncated; %llu shown partial (a library's "
+			"table not ready: its callers by frame pointer)\n",
 			(unsigned long long)p->native_samples, (unsigned long long)p->native_frames,
 			kinds[TB_CODE_NATIVE], (unsigned long long)p->merged, (unsigned long long)p->unmerged,
 			p->native_samples ? 100.0 * (double)p->unmerged / (double)p->native_samples : 0.0,
-			(unsigned long long)p->native_truncated);
+			(unsigned long long)p->native_truncated, (unsigned long long)partial);
+	}
 }
 
 void tb_few_samples_warning(const struct tb_profile *p, FILE *f)

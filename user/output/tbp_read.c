@@ -332,7 +332,7 @@ static int read_stacks(struct tb_rd *r, struct tb_profile *p)
 			tb_rd_fail(r, "stack %u names thread %u of %u", i, thread, p->nthreads);
 			break;
 		}
-		if (kind & ~(unsigned)(TB_SK_TRUNCATED | TB_SK_PARTIAL)) {
+		if (kind & ~(unsigned)(TB_SK_TRUNCATED | TB_SK_PARTIAL | TB_SK_NATIVE_PARTIAL)) {
 			tb_rd_fail(r, "stack %u has invalid flags", i);
 			break;
 		}
