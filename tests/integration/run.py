@@ -124,11 +124,12 @@ def test_deep(py, tag):
     assert not any("<truncated>" in f for f in best)
     assert tb.Folded.func(best[2]) == "<module>", "root frame is %s" % best[2]
     # a smaller --max-depth cuts it: must be marked, never silently cut
-    fold2, _ = capture(py + [tb.workload("deep.py"), "400", "1"], ["-r", "499", "--max-depth", "128"],
+    fold2, _ = capture(py + [tb.workload("deep.py"), "400", "1.5"], ["-r", "499", "--max-depth", "128"],
                        "deep128-" + tag)
     trunc = sum(n for frames, n in fold2.stacks if "<truncated>" in frames)
     leafs = sum(n for frames, n in fold2.stacks if tb.Folded.func(frames[-1]) == "leaf")
-    assert leafs and trunc >= leafs, "%d leaf samples, only %d marked truncated" % (leafs, trunc)
+    assert leafs and trunc >= leafs, "%d leaf samples of %d, only %d marked truncated" % (
+        leafs, sum(n for _, n in fold2.stacks), trunc)
     return "401 recurse frames by default; %d/%d truncated at --max-depth 128" % (trunc, leafs)
 
 
