@@ -25,6 +25,9 @@ if [ "$what" = test ]; then
 	# tests/native names: Debian's separate debug files (/usr/lib/debug/.build-id/...) of
 	# python3.11 and libc, named by build-id; the check compares with readelf -s of them
 	pkgs+=(python3.11-dbg libc6-dbg)
+	# tests/arm64/check-user.sh: make ARCH=arm64 (Debian's cross compiler; the arm64 libraries
+	# come from scripts/arm64-sysroot.sh) and the static arm64 binary run under qemu-aarch64
+	pkgs+=(gcc-aarch64-linux-gnu qemu-user-static)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -102,6 +102,10 @@ for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks v2 pr
 	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
 done
 
+# arm64: make dist ARCH=arm64's static binary under qemu-aarch64 says what the x86_64 one says
+# (help, man page, completions, every golden output); --native refused in one line
+counted arm64-user bash tests/arm64/check-user.sh
+
 # install: help/version words, make install (man page, completions), make dist's static binary
 # profiling in a chroot without libbpf/libdw/libelf, README's first screen to a page, the .deb
 counted install python3 tests/install/check.py
