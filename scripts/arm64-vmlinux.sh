@@ -4,8 +4,8 @@
 # oldest arm64 target: CO-RE relocates the program for 6.12 and 7.x at load time).
 # The kernel package comes through a private apt state (tests/sid-apt.sh, arm64); its
 # vmlinuz is a gzip-compressed raw Image (no ELF sections), so the BTF blob is found by its
-# header (magic 0xeB9F, version 1) in the decompressed image, cut out by the sizes the header
-# gives and handed to `bpftool btf dump file BLOB format c`.
+# header (magic 0xeB9F, version 1) in the decompressed image and cut out by the sizes the header
+# gives (scripts/btf_from_image.py), then handed to `bpftool btf dump file BLOB format c`.
 #
 # Usage: scripts/arm64-vmlinux.sh [OUT]      (OUT: vmlinux/arm64/vmlinux.h)
 #   The downloaded package is cached in /var/cache/tachyon-bpf/arm64-vmlinux (TB_ARM64_VMLINUX_DIR).
@@ -45,30 +45,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
 vmlinuz=$(compgen -G "$work/boot/vmlinuz-*" | head -n 1) || die "no vmlinuz in $deb"
-zcat "$vmlinuz" >"$work/Image" 2>/dev/null || cp "$vmlinuz" "$work/Image"
-
-python3 - "$work/Image" "$work/btf" <<'EOF'
-# the largest well-formed BTF blob in a raw kernel Image: header (magic, version 1, flags,
-# hdr_len 24, type_off 0, type_len, str_off = type_len, str_len), the string section
-# starting with its empty string
-import struct, sys
-image = open(sys.argv[1], "rb").read()
-best = None
-at = image.find(b"\x9f\xeb\x01\x00")
-while at >= 0:
-    if at + 24 <= len(image):
-        hdr_len, type_off, type_len, str_off, str_len = struct.unpack_from("<IIIII", image, at + 4)
-        end = at + hdr_len + str_off + str_len
-        if (hdr_len == 24 and type_off == 0 and str_off == type_len and type_len > 0
-                and 0 < str_len < (1 << 30) and end <= len(image)
-                and image[at + hdr_len + str_off] == 0 and (best is None or end - at > best[1] - best[0])):
-            best = (at, end)
-    at = image.find(b"\x9f\xeb\x01\x00", at + 1)
-if best is None:
-    sys.exit("arm64-vmlinux.sh: no BTF blob in the kernel image")
-open(sys.argv[2], "wb").write(image[best[0]:best[1]])
-print("arm64-vmlinux.sh: BTF at offset %#x, %d bytes" % (best[0], best[1] - best[0]), file=sys.stderr)
-EOF
+python3 scripts/btf_from_image.py "$vmlinuz" "$work/btf" || exit 1
 mkdir -p "$(dirname "$OUT")"
 bpftool btf dump file "$work/btf" format c >"$work/vmlinux.h" || die "bpftool cannot read the BTF blob"
 grep -q 'struct user_pt_regs {' "$work/vmlinux.h" || die "the BTF holds no struct user_pt_regs: not an arm64 kernel?"

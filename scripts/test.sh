@@ -146,6 +146,9 @@ else
 fi
 # the kernel matrix: 5.10, 6.1, 6.12 and 7.x booted under QEMU, the checks run inside each
 counted kernels bash tests/kernels/run.sh
+# the arm64 BPF object CO-RE-relocated against the arm64 kernels' BTF (the images the kernel
+# matrix fetched): every relocation resolved
+counted arm64-core bash tests/arm64/check-core.sh
 counted hostile python3 tests/hostile/run.py
 counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
