@@ -10,19 +10,57 @@
 # build/<layer>/; dependencies come from the compiler (-MMD).  Only the
 # sampler includes the BPF skeleton, so everything else (and the unit tests,
 # which link build/libtachyon.a) builds without clang, bpftool or vmlinux.h.
+#
+# ARCH: the machine built for, x86_64 (the default on an x86_64 host) or
+# arm64 (aarch64): `make ARCH=arm64` cross-compiles with Debian's
+# gcc-aarch64-linux-gnu against the sysroot scripts/arm64-sysroot.sh makes
+# (Debian bookworm's arm64 libraries) into build-arm64/ and ./tachyon-bpf-arm64;
+# `make dist ARCH=arm64` makes dist/tachyon-bpf-VERSION-aarch64.  What differs
+# per architecture is the table below; the BPF program's facts are in
+# bpf/arch/TARGET.h, the agent's in user/proc/arch_TARGET.c (only that one is built).
+ARCH     := $(shell uname -m)
+# ARCH:TARGET (bpf/arch, vmlinux/, user/proc/arch_*.c, libbpf's __TARGET_ARCH_*):DIST_ARCH (uname -m)
+ARCHES   := x86_64:x86:x86_64 amd64:x86:x86_64 arm64:arm64:aarch64 aarch64:arm64:aarch64
+ARCH_ROW := $(subst :, ,$(filter $(ARCH):%,$(ARCHES)))
+ifeq ($(ARCH_ROW),)
+$(error ARCH=$(ARCH): not a known architecture (x86_64 or arm64))
+endif
+TARGET   := $(word 2,$(ARCH_ROW))
+DIST_ARCH := $(word 3,$(ARCH_ROW))
+ifeq ($(TARGET),$(if $(filter x86_64,$(shell uname -m)),x86,arm64))
+# native build
 CC       ?= gcc
+CROSS_RUN :=
+BPF_SYSINC := -I/usr/include/$(DIST_ARCH)-linux-gnu
+B        ?= build
+BIN      := tachyon-bpf
+SYSROOT_STAMP :=
+else
+# cross build: Debian's cross compiler and an arm64 sysroot; the binaries the
+# build runs (the man page, the completions) run under qemu-user
+SYSROOT  ?= /var/cache/tachyon-bpf/$(TARGET)-sysroot/root
+TRIPLET  := $(DIST_ARCH)-linux-gnu
+CC       := $(TRIPLET)-gcc --sysroot=$(SYSROOT)
+CROSS_RUN := qemu-$(DIST_ARCH)-static -L $(SYSROOT)
+BPF_SYSINC := -I$(SYSROOT)/usr/include/$(TRIPLET) -I$(SYSROOT)/usr/include
+B        ?= build-$(TARGET)
+BIN      := tachyon-bpf-$(TARGET)
+SYSROOT_STAMP := $(SYSROOT)/.complete
+endif
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CFLAGS   ?= -O2 -g
 override CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude -Iuser -MMD -MP
 LDLIBS   := -lbpf -ldw -lelf -lz -llzma -lm
-BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter \
-	-Ivmlinux -Iinclude -I/usr/include/x86_64-linux-gnu
+VMLINUX_H := vmlinux/$(TARGET)/vmlinux.h
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(TARGET) -DTB_ARCH_HEADER='"arch/$(TARGET).h"' \
+	-Wall -Wextra -Wno-unused-parameter -Ivmlinux/$(TARGET) -Iinclude $(BPF_SYSINC)
 
 # B: the build directory (tests/fuzz/run.sh builds sanitized objects in build/fuzz)
-B        ?= build
 LAYERS   := lib proc cpython model capture output cmd
-SRC      := $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c))
+# the agent's architecture facts: only the target's user/*/arch_*.c
+SRC      := $(filter-out $(filter-out %/arch_$(TARGET).c,$(wildcard user/*/arch_*.c)), \
+	    $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c)))
 OBJ      := $(patsubst user/%.c,$(B)/%.o,$(SRC))
 SKEL_OBJ := $(B)/capture/sampler.o
 MAIN_OBJ := $(B)/cmd/main.o
@@ -32,9 +70,16 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all clean test unit lib print-ldlibs vmlinux bench layers doc install uninstall dist FORCE
-all: tachyon-bpf
+all: $(BIN)
 
-$(B)/tachyon.bpf.o: bpf/tachyon.bpf.c $(wildcard bpf/arch/*.h) include/tachyon.h vmlinux/vmlinux.h scripts/check_bpf_cfg.py
+# the cross build's sysroot (quiet and quick when it is there)
+ifneq ($(SYSROOT_STAMP),)
+$(SYSROOT_STAMP):
+	bash scripts/$(TARGET)-sysroot.sh $(patsubst %/root,%,$(SYSROOT))
+$(OBJ) $(B)/output/assets.o $(B)/tachyon.bpf.o: | $(SYSROOT_STAMP)
+endif
+
+$(B)/tachyon.bpf.o: bpf/tachyon.bpf.c $(wildcard bpf/arch/*.h) include/tachyon.h $(VMLINUX_H) scripts/check_bpf_cfg.py
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	python3 scripts/check_bpf_cfg.py $@ || { rm -f $@; exit 1; }
@@ -79,21 +124,21 @@ lib: $(B)/libtachyon.a
 print-ldlibs:
 	@echo $(LDLIBS)
 
-tachyon-bpf: $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a
+$(BIN): $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a $(LDLIBS)
 
 # the man page and the completions: written by the binary from the tables
 # behind --help (user/cmd/manpage.c, completion.c)
 DOC := $(B)/doc/tachyon-bpf.1 $(B)/doc/tachyon-bpf.bash $(B)/doc/_tachyon-bpf
-$(B)/doc/tachyon-bpf.1: tachyon-bpf
+$(B)/doc/tachyon-bpf.1: $(BIN)
 	@mkdir -p $(@D)
-	./tachyon-bpf --help-man > $@.tmp && mv $@.tmp $@
-$(B)/doc/tachyon-bpf.bash: tachyon-bpf
+	$(CROSS_RUN) ./$(BIN) --help-man > $@.tmp && mv $@.tmp $@
+$(B)/doc/tachyon-bpf.bash: $(BIN)
 	@mkdir -p $(@D)
-	./tachyon-bpf --completion bash > $@.tmp && mv $@.tmp $@
-$(B)/doc/_tachyon-bpf: tachyon-bpf
+	$(CROSS_RUN) ./$(BIN) --completion bash > $@.tmp && mv $@.tmp $@
+$(B)/doc/_tachyon-bpf: $(BIN)
 	@mkdir -p $(@D)
-	./tachyon-bpf --completion zsh > $@.tmp && mv $@.tmp $@
+	$(CROSS_RUN) ./$(BIN) --completion zsh > $@.tmp && mv $@.tmp $@
 doc: $(DOC)
 
 PREFIX   ?= /usr/local
@@ -102,7 +147,7 @@ MANDIR   ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 # the binary installed (make dist installs the static one into its tarball)
-INSTALL_BIN ?= tachyon-bpf
+INSTALL_BIN ?= $(BIN)
 INSTALLED := $(BINDIR)/tachyon-bpf $(MANDIR)/man1/tachyon-bpf.1 $(BASHCOMPDIR)/tachyon-bpf \
 	     $(ZSHCOMPDIR)/_tachyon-bpf
 install: $(INSTALL_BIN) $(DOC)
@@ -119,8 +164,7 @@ uninstall:
 # runs on a host without them, and a tarball of it with the man page and the
 # completions. A linker warning (a glibc function that needs the shared
 # libraries at run time: NSS, dlopen) fails it.
-ARCH     := $(shell uname -m)
-DIST_NAME := tachyon-bpf-$(VERSION)-$(ARCH)
+DIST_NAME := tachyon-bpf-$(VERSION)-$(DIST_ARCH)
 STATIC_LDLIBS := -lbpf -ldw -lelf -lz -llzma -lbz2 -lzstd -lm
 dist/$(DIST_NAME): $(MAIN_OBJ) $(SKEL_OBJ) $(B)/libtachyon.a
 	@mkdir -p $(@D)
@@ -153,11 +197,16 @@ test:
 bench: tachyon-bpf
 	@bash bench/run.sh
 
-# Regenerate vmlinux.h from the running kernel's BTF.
+# Regenerate vmlinux.h: x86's from the running kernel's BTF, arm64's from
+# Debian bookworm's cloud-arm64 kernel (scripts/arm64-vmlinux.sh).
 vmlinux:
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+ifeq ($(TARGET),x86)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
+else
+	bash scripts/$(TARGET)-vmlinux.sh $(VMLINUX_H)
+endif
 
 clean:
-	rm -rf build tachyon-bpf dist
+	rm -rf build build-arm64 tachyon-bpf tachyon-bpf-arm64 dist
 
 -include $(OBJ:.o=.d) $(UNIT_BIN:=.d)

@@ -17,7 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "tachyon.h"
-#include "arch/x86.h"
+#include TB_ARCH_HEADER /* bpf/arch/x86.h or arm64.h: the Makefile picks it */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -142,7 +142,7 @@ struct scratch {
 	__u64 pycode_type;
 	__u64 frame;      /* next frame to visit */
 	__u64 tstate;     /* thread-list walk cursor */
-	__u64 fsbase;
+	__u64 pthread_self; /* the thread's pthread_self(): its thread pointer less proc->tls_to_pthread */
 	__u64 gil;        /* the GIL struct of this thread's interpreter, 0: none */
 	__u32 flags;
 	__u32 depth;
@@ -237,7 +237,7 @@ static __always_inline long match_thread_one(struct scratch *s)
 	if (!s->tstate)
 		return 1;
 	id = read_ptr(s->tstate + s->off.tstate_thread_id);
-	if (id == s->fsbase) {
+	if (id == s->pthread_self) {
 		s->frame = s->tstate; /* found: frame holds the match */
 		return 1;
 	}
@@ -275,7 +275,7 @@ static __always_inline __u64 walk_threads_flat(struct scratch *s, __u64 interp)
 }
 
 /* Walk every interpreter's thread list for the state whose thread_id is
- * this thread's fs base (pthread_self): exact across pid namespaces. The
+ * this thread's pthread_self(): exact across pid namespaces. The
  * entries visited are charged to the process's walk budget. */
 static __always_inline __u64 walk_threads(struct scratch *s, struct tb_proc *proc, int bounded)
 {
@@ -313,13 +313,13 @@ static __always_inline int walk_allowed(struct tb_proc *proc, __u64 now)
 }
 
 /* Read the thread state's prefix into tbuf; true if it still belongs to
- * this thread (thread_id == fs base). */
+ * this thread (thread_id == pthread_self()). */
 static __always_inline int load_tstate(struct scratch *s, __u64 tstate)
 {
 	if (bpf_probe_read_user(s->tbuf, s->off.tstate_read_size & (TB_TSTATE_BUF - 1),
 				(void *)tstate))
 		return 0;
-	return tbuf_u64(s->tbuf, s->off.tstate_thread_id) == s->fsbase;
+	return tbuf_u64(s->tbuf, s->off.tstate_thread_id) == s->pthread_self;
 }
 
 static __always_inline void fill_ns_ids(struct tb_sample_hdr *hdr)
@@ -343,7 +343,7 @@ static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc
 	struct tb_thread entry = {};
 	__u64 now = bpf_ktime_get_ns();
 
-	if (cached && cached->fsbase == s->fsbase) {
+	if (cached && cached->pthread_self == s->pthread_self) {
 		s->sample.hdr.ns_pid = cached->ns_pid;
 		s->sample.hdr.ns_tid = cached->ns_tid;
 		if (cached->tstate && load_tstate(s, cached->tstate))
@@ -359,7 +359,7 @@ static __always_inline __u64 find_tstate(struct scratch *s, struct tb_proc *proc
 	count(TB_C_TSTATE_WALKS);
 	entry.ns_pid = s->sample.hdr.ns_pid;
 	entry.ns_tid = s->sample.hdr.ns_tid;
-	entry.fsbase = s->fsbase;
+	entry.pthread_self = s->pthread_self;
 	entry.tstate = walk_threads(s, proc, bounded);
 	if (entry.tstate && !load_tstate(s, entry.tstate))
 		entry.tstate = 0;
@@ -775,8 +775,8 @@ static __always_inline int saved_user_regs(struct scratch *s)
 					      (void *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 	stack = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), stack);
 	for (int k = 0; k < (int)(sizeof(sizes) / sizeof(sizes[0])); k++)
-		if (!bpf_probe_read_kernel(w, sizeof(s->uregs), stack + sizes[k] - sizeof(s->uregs)) &&
-		    TB_SEL(w[TB_REG_CS]) == TB_USER_CS_64 && TB_SEL(w[TB_REG_SS]) == TB_USER_DS)
+		if (!bpf_probe_read_kernel(w, sizeof(s->uregs), stack + sizes[k] - TB_PT_REGS_SIZE) &&
+		    TB_REGS_USER64(w))
 			return 1;
 	return 0;
 }
@@ -799,14 +799,14 @@ static __always_inline void user_regs(struct scratch *s, void *ctx, struct uregs
 	if (!native_depth)
 		return;
 	if (ctx) {
-		__u64 cs = CTX_REG(ctx, TB_REG_CS);
+		__u64 mode = CTX_REG(ctx, TB_REG_MODE);
 
-		if ((cs & 3) == 3) {
+		if (TB_MODE_USER(mode)) {
 			r->ip = CTX_REG(ctx, TB_REG_IP);
 			r->sp = CTX_REG(ctx, TB_REG_SP);
 			r->bp = CTX_REG(ctx, TB_REG_BP);
 			r->is_ra = 0;
-			r->ok = TB_SEL(cs) == TB_USER_CS_64;
+			r->ok = TB_MODE_USER64(mode);
 			return;
 		}
 	}
@@ -815,8 +815,8 @@ static __always_inline void user_regs(struct scratch *s, void *ctx, struct uregs
 	r->ip = s->uregs[TB_REG_IP];
 	r->sp = s->uregs[TB_REG_SP];
 	r->bp = s->uregs[TB_REG_BP];
-	r->is_ra = (long)s->uregs[TB_REG_ORIG_AX] != -1;
-	r->ok = TB_SEL(s->uregs[TB_REG_CS]) == TB_USER_CS_64; /* not a kernel thread, not a 32-bit task */
+	r->is_ra = TB_SYSCALL_NR(s->uregs) != -1;
+	r->ok = TB_MODE_USER64(s->uregs[TB_REG_MODE]); /* not a kernel thread, not a 32-bit task */
 }
 
 struct native_ctx {
@@ -1002,7 +1002,7 @@ by_fp:
 		break;
 	case TB_UK_SIGNAL:
 		/* the interrupted registers: rbp .. rsp, rip of the sigcontext */
-		if (bpf_probe_read_user(s->sigbuf, sizeof(s->sigbuf), (void *)(s->nsp + TB_SIGFRAME_RBP)))
+		if (bpf_probe_read_user(s->sigbuf, sizeof(s->sigbuf), (void *)(s->nsp + TB_SIGFRAME_REGS)))
 			return native_stop(s, TB_NS_READ);
 		s->nbp = s->sigbuf[TB_SIG_BP];
 		s->nsp = s->sigbuf[TB_SIG_SP];
@@ -1147,9 +1147,9 @@ static __always_inline void python_begin(struct scratch *s, struct tb_proc *proc
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 tstate, frame;
 
-	s->fsbase = TB_TASK_TLS(task);
+	s->pthread_self = TB_TASK_TLS(task) - proc->tls_to_pthread;
 	if (!s->sample.hdr.value)
-		s->sample.hdr.value = s->fsbase; /* pthread_self(): threading.get_ident() */
+		s->sample.hdr.value = s->pthread_self; /* pthread_self(): threading.get_ident() */
 	tstate = find_tstate(s, proc, s->sample.hdr.tid, bounded);
 	s->frame = 0;
 	if (!tstate) {
@@ -1160,9 +1160,9 @@ static __always_inline void python_begin(struct scratch *s, struct tb_proc *proc
 	running_task(s, tstate);
 	if ((s->flags & TB_F_OFF_CPU) && s->gil && saved_user_regs(s)) {
 		/* blocked in futex() on the GIL's mutex or condition? */
-		__u64 uaddr = s->uregs[TB_REG_DI];
+		__u64 uaddr = s->uregs[TB_REG_ARG0];
 
-		if ((long)s->uregs[TB_REG_ORIG_AX] == TB_NR_FUTEX && uaddr >= s->gil && uaddr < s->gil + 256)
+		if (TB_SYSCALL_NR(s->uregs) == TB_NR_FUTEX && uaddr >= s->gil && uaddr < s->gil + 256)
 			s->flags |= TB_F_GIL_WAIT;
 	}
 	frame = tbuf_u64(s->tbuf, s->off.tstate_frame);

@@ -65,7 +65,7 @@ struct tb_frame {
 
 struct tb_sample_hdr {
 	__u64 time_ns;   /* bpf_ktime_get_ns() */
-	__u64 value;     /* per type: SAMPLE the thread's fs base (pthread_self), WAKE
+	__u64 value;     /* per type: SAMPLE the thread's pthread_self(), WAKE
 			  * off-CPU ns, FORK parent pid */
 	__u32 pid;       /* host (init namespace) tgid */
 	__u32 tid;       /* host tid */
@@ -136,7 +136,7 @@ struct tb_py_offsets {
 	__u16 interp_threads_head;     /* PyInterpreterState -> threads head */
 	__u16 interp_next;             /* PyInterpreterState -> next */
 	__u16 tstate_next;             /* PyThreadState -> next */
-	__u16 tstate_thread_id;        /* PyThreadState -> thread_id (pthread_t == fs base) */
+	__u16 tstate_thread_id;        /* PyThreadState -> thread_id (pthread_t: pthread_self()) */
 	__u16 tstate_frame;            /* PyThreadState -> frame / cframe / current_frame */
 	__u16 cframe_current_frame;    /* _PyCFrame -> current_frame, TB_NO_OFFSET if none */
 	__u16 frame_code;              /* frame -> code object (or tagged stackref) */
@@ -213,6 +213,9 @@ struct tb_proc {
 	__u64 runtime_addr;            /* &_PyRuntime in the target */
 	__u64 pycode_type;             /* &PyCode_Type, 0: do not check */
 	__u64 none_addr;               /* &_Py_NoneStruct, 0: unknown */
+	/* pthread_self() = the thread pointer - this (x86_64: 0, the fs base is
+	 * pthread_self(); arm64: sizeof(struct pthread) of the target's glibc) */
+	__u64 tls_to_pthread;
 	struct tb_py_offsets off;
 	/* kept by the BPF program (the agent writes 0): the thread-list walk budget */
 	__u64 walk_window_ns;          /* start of the current window */
@@ -222,7 +225,7 @@ struct tb_proc {
 /* Per-thread cache, key: host tid. */
 struct tb_thread {
 	__u64 tstate;                  /* 0: none found */
-	__u64 fsbase;                  /* fs base the tstate was matched with */
+	__u64 pthread_self;            /* pthread_self() the tstate was matched with */
 	__u64 miss_ns;                 /* last failed lookup, to rate-limit walks */
 	__u32 ns_pid, ns_tid;          /* ids in the task's pid namespace (never change) */
 };

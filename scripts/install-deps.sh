@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh: installs what building and testing tachyon-bpf needs on
 # Debian 12 (apt-get, as root). Quick when everything is already there.
-# Usage: scripts/install-deps.sh [build|test]
+# Usage: scripts/install-deps.sh [build|test|arm64]   (arm64: build and the cross build's tools)
 set -euo pipefail
 what=${1:-build}
 pkgs=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config python3 util-linux)
@@ -25,6 +25,11 @@ if [ "$what" = test ]; then
 	# tests/native names: Debian's separate debug files (/usr/lib/debug/.build-id/...) of
 	# python3.11 and libc, named by build-id; the check compares with readelf -s of them
 	pkgs+=(python3.11-dbg libc6-dbg)
+fi
+if [ "$what" = test ] || [ "$what" = arm64 ]; then
+	# make ARCH=arm64 (Debian's cross compiler; the arm64 libraries come from
+	# scripts/arm64-sysroot.sh) and tests/arm64/check-user.sh's qemu-aarch64
+	pkgs+=(gcc-aarch64-linux-gnu qemu-user-static)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

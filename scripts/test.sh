@@ -102,6 +102,10 @@ for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks v2 pr
 	counted "browser-$page_suite" bash tests/browser/run.sh "$page_suite"
 done
 
+# arm64: make dist ARCH=arm64's static binary under qemu-aarch64 says what the x86_64 one says
+# (help, man page, completions, every golden output); --native refused in one line
+counted arm64-user bash tests/arm64/check-user.sh
+
 # install: help/version words, make install (man page, completions), make dist's static binary
 # profiling in a chroot without libbpf/libdw/libelf, README's first screen to a page, the .deb
 counted install python3 tests/install/check.py
@@ -142,6 +146,9 @@ else
 fi
 # the kernel matrix: 5.10, 6.1, 6.12 and 7.x booted under QEMU, the checks run inside each
 counted kernels bash tests/kernels/run.sh
+# the arm64 BPF object CO-RE-relocated against the arm64 kernels' BTF (the images the kernel
+# matrix fetched): every relocation resolved
+counted arm64-core bash tests/arm64/check-core.sh
 counted hostile python3 tests/hostile/run.py
 counted hostile-flood bash tests/hostile/flood.sh
 suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"

@@ -2,7 +2,8 @@
  * registers as the ABI lays them out (struct pt_regs of the UAPI: the perf
  * event's context and the registers saved at the top of a task's kernel
  * stack), the 64-bit user code and stack segments, the signal frame, the
- * futex system call's number and where a thread's pointer (fs base) is. */
+ * futex system call's number and where a thread's pointer (fs base) is.
+ * bpf/arch/arm64.h has the same macros; the Makefile picks one (TB_ARCH_HEADER). */
 #ifndef TB_ARCH_X86_H
 #define TB_ARCH_X86_H
 
@@ -10,18 +11,30 @@
  * words, never through CO-RE (a 6.9+ kernel's BTF has cs and ss as 16-bit
  * members of a union; older kernels' as unsigned long). */
 #define TB_REG_BP      4
-#define TB_REG_DI      14
+#define TB_REG_ARG0    14  /* rdi: a system call's first argument */
 #define TB_REG_ORIG_AX 15  /* the system call's number; -1 outside one */
 #define TB_REG_IP      16
 #define TB_REG_CS      17
 #define TB_REG_SP      19
 #define TB_REG_SS      20
 #define TB_PT_REGS_WORDS 21
+/* the bytes of struct pt_regs at the top of the task's kernel stack */
+#define TB_PT_REGS_SIZE (8 * TB_PT_REGS_WORDS)
 
 #define TB_USER_CS_64 0x33
 #define TB_USER_DS    0x2b
 /* a 16-bit selector in a word (the rest is FRED's state on 6.9+) */
 #define TB_SEL(w) ((w) & 0xffff)
+
+/* The word that says which mode the registers were taken in (cs), and what
+ * it says: user mode (ring 3), a 64-bit user task. */
+#define TB_REG_MODE        TB_REG_CS
+#define TB_MODE_USER(m)    (((m) & 3) == 3)
+#define TB_MODE_USER64(m)  (TB_SEL(m) == TB_USER_CS_64)
+/* words w (struct pt_regs) hold a 64-bit user task's registers */
+#define TB_REGS_USER64(w)  (TB_MODE_USER64((w)[TB_REG_CS]) && TB_SEL((w)[TB_REG_SS]) == TB_USER_DS)
+/* the system call the registers were saved in, -1: none */
+#define TB_SYSCALL_NR(w)   ((long)(w)[TB_REG_ORIG_AX])
 
 /* The task's kernel stack sizes that may hold its saved user registers at
  * their top (THREAD_SIZE: 16 KiB, 32 KiB with KASAN), tried in turn where the
@@ -29,14 +42,15 @@
 #define TB_STACK_SIZES { 16384, 32768 }
 
 /* rt_sigframe at the signal trampoline's sp: sigcontext rbp .. rip, 7 words */
-#define TB_SIGFRAME_RBP 120
+#define TB_SIGFRAME_REGS 120
 #define TB_SIG_BP 0
 #define TB_SIG_SP 5
 #define TB_SIG_IP 6
 
 #define TB_NR_FUTEX 202
 
-/* pthread_self() of the current thread: its fs base */
+/* the current thread's pointer, its fs base: pthread_self() itself (the agent
+ * sets tb_proc.tls_to_pthread to 0) */
 #define TB_TASK_TLS(task) BPF_CORE_READ(task, thread.fsbase)
 
 #endif

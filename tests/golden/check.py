@@ -8,7 +8,10 @@ SHA-256 of each output with tests/golden/expected.txt.  A refactoring must
 leave every line equal; a deliberate change of an output regenerates the
 file with --update (and says so in its commit).
 
-    tests/golden/check.py [--update] [--bin PATH]
+    tests/golden/check.py [--update] [--bin PATH] [--machine M]
+
+--machine: what uname -m says where the binary runs (default this host's;
+tests/arm64/check-user.sh runs the arm64 binary under qemu-aarch64: aarch64).
 
 Pages (.html) are compared on their template and their embedded data, the
 data decompressed first (the data holds the host name).  Ends with
@@ -41,13 +44,17 @@ VARIANTS = [
 SLICE_VARIANTS = [("slice", ["--from", "0.5", "--to", "1.5"], None)]
 
 
+MACHINE = os.uname().machine
+
+
 def machine_strings():
     u = os.uname()
     cpus = os.cpu_count() or 0
     return [
         ('"host":' + jstr(u.nodename), '"host":"HOST"'),
         ('"kernel":' + jstr(u.release), '"kernel":"KERNEL"'),
-        ('"oscpu":' + jstr("%s %s %s" % (u.sysname, u.release, u.machine)), '"oscpu":"OSCPU"'),
+        ('"oscpu":' + jstr("%s %s %s" % (u.sysname, u.release, MACHINE)), '"oscpu":"OSCPU"'),
+        ('"abi":' + jstr(MACHINE), '"abi":"ABI"'),
         ('"physicalCPUs":%d,"logicalCPUs":%d' % (cpus, cpus), '"physicalCPUs":N,"logicalCPUs":N'),
     ]
 
@@ -134,7 +141,10 @@ def render_all(binary, tmp):
 
 
 def main():
+    global MACHINE
     update = "--update" in sys.argv
+    if "--machine" in sys.argv:
+        MACHINE = sys.argv[sys.argv.index("--machine") + 1]
     binary = os.path.join(ROOT, "tachyon-bpf")
     if "--bin" in sys.argv:
         binary = sys.argv[sys.argv.index("--bin") + 1]

@@ -12,7 +12,9 @@
 #include "cpython/discover.h"
 #include "cpython/elffacts.h"
 #include "cpython/versions.h"
+#include "proc/arch.h"
 #include "proc/procmem.h"
+#include "proc/pthreadfacts.h"
 
 #define MAX_CANDIDATES 64
 
@@ -191,6 +193,26 @@ static int load_layout(struct tb_target *t, uint32_t hex, char *err, size_t errl
 	return 0;
 }
 
+/* Where pthread_self() and the thread id are, from the target's glibc. Where
+ * the thread pointer is not pthread_self() (arm64) the BPF program cannot
+ * match a thread to its state without it: 1 (not yet: libc is mapped by the
+ * loader after the executable) with why. */
+static int read_pthread_facts(struct tb_target *t, char *err, size_t errlen)
+{
+	struct tb_pthread_facts f;
+
+	if (tb_pthread_facts(t->pid, &f) == 0) {
+		t->tls_to_pthread = tb_arch.tp_is_pthread ? 0 : f.size;
+		t->pthread_tid_offset = f.tid_offset;
+		return 0;
+	}
+	if (tb_arch.tp_is_pthread)
+		return 0;
+	snprintf(err, errlen, "pid %d: no glibc libc.so.6 (with _thread_db_sizeof_pthread) mapped (yet): "
+		 "its threads' pthread_self() is unknown on %s", (int)t->pid, tb_arch.name);
+	return 1;
+}
+
 int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 {
 	struct mapping maps[MAX_CANDIDATES];
@@ -235,7 +257,8 @@ int tb_discover(pid_t pid, struct tb_target *t, char *err, size_t errlen)
 					 (int)pid, maps[i].path, TB_PY_MIN_MINOR, TB_PY_MAX_MINOR);
 			return -1;
 		}
-		return load_layout(t, hex, err, errlen);
+		rc = load_layout(t, hex, err, errlen);
+		return rc ? rc : read_pthread_facts(t, err, errlen);
 	}
 	if (say_unsupported_by_name(pid, maps, n, err, errlen) == 0)
 		return -1;
@@ -252,6 +275,7 @@ void tb_target_to_proc(const struct tb_target *t, struct tb_proc *p)
 	p->runtime_addr = t->runtime_addr;
 	p->pycode_type = t->pycode_type;
 	p->none_addr = t->none_addr;
+	p->tls_to_pthread = t->tls_to_pthread;
 	p->off = l->bpf;
 	/* the spans of the fields read, each within its buffer (tb_layout_check_reads) */
 	p->off.frame_read_size = (__u8)tb_layout_read_size(l, TB_READ_FRAME);

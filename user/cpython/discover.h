@@ -17,6 +17,10 @@ struct tb_target {
 	uint64_t runtime_addr;    /* &_PyRuntime */
 	uint64_t pycode_type;     /* &PyCode_Type, 0 if not found */
 	uint64_t none_addr;       /* &_Py_NoneStruct, 0 if not found */
+	/* glibc's struct pthread (proc/pthreadfacts.c): pthread_self() is the thread
+	 * pointer less tls_to_pthread (proc/arch.h); the tid at pthread_tid_offset (0: unknown) */
+	uint64_t tls_to_pthread;
+	uint32_t pthread_tid_offset;
 	struct tb_layout layout;
 };
 

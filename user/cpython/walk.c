@@ -18,9 +18,6 @@
 #define MAX_INTERPRETERS 8
 /* Reads of one walk: 4096 threads of 256 frames (two reads a frame) at most. */
 #define MAX_READS (2u << 20)
-/* glibc x86_64: offsetof(struct pthread, tid) (2.36 and 2.43 alike); the
- * thread ident is the struct pthread's address. Checked against /proc. */
-#define GLIBC_PTHREAD_TID 0x2d0
 
 /* One walk: the target, its read sizes and what is left of the read budget. */
 struct walk {
@@ -184,13 +181,16 @@ static void walk_frames(struct walk *w, uint64_t frame, struct tb_uthread *th, i
 		th->truncated = 1;
 }
 
-/* 3.10 records no native thread id: read glibc's struct pthread. */
+/* 3.10 records no native thread id: read glibc's struct pthread (the thread
+ * ident is its address; the tid's offset from the target's libc, discover.c).
+ * Checked against /proc. */
 static uint32_t tid_from_pthread(struct walk *w, uint64_t ident)
 {
 	char path[64];
 	int32_t tid = 0;
 
-	if (!ident || rd(w, ident + GLIBC_PTHREAD_TID, &tid, sizeof(tid)) || tid <= 0)
+	if (!ident || !w->t->pthread_tid_offset ||
+	    rd(w, ident + w->t->pthread_tid_offset, &tid, sizeof(tid)) || tid <= 0)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)w->t->pid, tid);
 	return access(path, F_OK) == 0 ? (uint32_t)tid : 0;

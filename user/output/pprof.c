@@ -126,6 +126,7 @@ static void add_sample(struct ctx *c, struct tb_buf *out, const struct tb_stack 
 	const struct tb_tinfo *t = &p->threads[st->thread];
 	int pi = tb_profile_find_process(p, t->pid);
 	struct tb_buf ids = { 0 }, vals = { 0 }, sm = { 0 }, tmp = { 0 };
+	uint64_t thread_name, process;
 
 	for (uint16_t i = 0; i < st->depth; i++) {
 		const struct tb_code *code = &p->sym.codes[f[i].code];
@@ -148,10 +149,15 @@ static void add_sample(struct ctx *c, struct tb_buf *out, const struct tb_stack 
 	varint(&vals, st->count * (uint64_t)c->period);
 	field_bytes(&sm, 1, ids.d, ids.n);   /* Sample.location_id, packed */
 	field_bytes(&sm, 2, vals.d, vals.n); /* Sample.value, packed */
-	label(&sm, &tmp, s(c, "thread"), 1, s(c, tb_str(&p->strs, t->name)));
+	/* each label's value interned before its key, in statements: as arguments
+	 * the order is the compiler's (x86-64's gcc went right to left, arm64's
+	 * left to right) and the string table's ids would differ */
+	thread_name = s(c, tb_str(&p->strs, t->name));
+	label(&sm, &tmp, s(c, "thread"), 1, thread_name);
 	label(&sm, &tmp, s(c, "thread_id"), 0, t->tid);
 	label(&sm, &tmp, s(c, "pid"), 0, t->pid);
-	label(&sm, &tmp, s(c, "process"), 1, s(c, pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "?"));
+	process = s(c, pi >= 0 ? tb_str(&p->pstrs, p->procs[pi].comm) : "?");
+	label(&sm, &tmp, s(c, "process"), 1, process);
 	field_msg(out, P_SAMPLE, &sm);
 	free(ids.d);
 	free(vals.d);

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <elf.h>
+#include "proc/arch.h"
 #include "proc/launch.h"
 
 #define HOLD_STOPS_MAX 64   /* signal stops passed on before the entry point, at most */
@@ -41,14 +41,13 @@ static uint64_t entry_of(pid_t pid)
 static int run_to_entry(pid_t pid)
 {
 	uint64_t entry = entry_of(pid);
-	struct user_regs_struct regs;
 	long word;
 	int status;
 
 	errno = 0;
 	word = entry ? ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL) : -1;
 	if (!entry || errno ||
-	    ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)) ||
+	    ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)tb_arch_breakpoint_word((uint64_t)word)) ||
 	    ptrace(PTRACE_CONT, pid, NULL, NULL)) {
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
 		return 0;
@@ -64,14 +63,12 @@ static int run_to_entry(pid_t pid)
 			return 0;
 		}
 	}
-	/* at the breakpoint: the instruction back, the pc back on it */
-	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) || regs.rip != entry + 1 ||
-	    ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word)) {
+	/* at the breakpoint: the pc back on it, the instruction back */
+	if (tb_arch_breakpoint_rewind(pid, entry)) {
 		ptrace(PTRACE_DETACH, pid, NULL, NULL); /* a trap of its own: let it have it */
 		return 0;
 	}
-	regs.rip = entry;
-	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs)) {
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word)) {
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
 		return 0;
 	}
