@@ -21,7 +21,9 @@
 #      (a file here: amd64 the second serial port, arm64 a PCI serial port) and powers off. A
 #      hard timeout ends a guest that hangs.
 #   Prints each guest's lines prefixed with its kernel ("[6.1] ok split: ..."), each kernel's
-#   time (the guest's boot and checks), and ends with the total "N passed, N failed". A kernel
+#   time (the guest's boot and checks), and ends with the total "N passed, N failed" (and
+#   ", N unsupported (KERNEL:CHECK ...)": checks whose feature the agent refuses on this
+#   architecture, arch/ARCH.sh's KARCH_UNSUPPORTED, counted neither way). A kernel
 #   that could not be fetched, did not boot or printed no final line counts as a failure (the
 #   console log's last lines are printed). Exits non-zero on any failure.
 #
@@ -86,6 +88,7 @@ printf 'initramfs: %s (%s MB, %.1f s)\n' "$IMG" "$(($(stat -c %s "$IMG") / 10485
 boot() { # name
     local n=$1 t0 rc=0 results append="console=$KARCH_CONSOLE panic=-1 quiet TB_RESULTS=$KARCH_RESULTS_DEV"
     [[ -n ${TB_CHECKS:-} ]] && append+=" TB_CHECKS=$TB_CHECKS"
+    [[ -n $KARCH_UNSUPPORTED ]] && append+=" TB_UNSUPPORTED=$KARCH_UNSUPPORTED"
     # the program shape the agent must find by probing: 5.10 has no bpf_loop (5.17)
     if [[ $n == *5.10 ]]; then append+=" TB_SHAPE=bounded"; else append+=" TB_SHAPE=bpf_loop"; fi
     read -r -a results <<<"$(karch_results_args "$LOGS/$n.results")"
@@ -115,7 +118,7 @@ done
 wait
 
 # 4. the report
-passed=0 failed=0
+passed=0 failed=0 unsupported=()
 for n in "${names[@]}"; do
     read -r rc secs <"$LOGS/$n.status"
     version=$(cut -d' ' -f1 "$CACHE/$n/version" 2>/dev/null || echo "not fetched")
@@ -126,6 +129,7 @@ for n in "${names[@]}"; do
         while IFS= read -r line; do
             echo "[$n] $line"
             if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then final=$line; fi
+            if [[ $line =~ ^unsupported\ ([a-z-]+): ]]; then unsupported+=("$n:${BASH_REMATCH[1]}"); fi
         done <"$LOGS/$n.results.txt"
     fi
     if [[ $final =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
@@ -151,5 +155,6 @@ for n in "${names[@]}"; do
     took=$(sed -n 's/^# checks took \([0-9.]*\) s$/\1/p' "$LOGS/$n.results.txt" 2>/dev/null | head -n 1)
     printf '[%s] time: %.1f s (booted in %s s, checks %s s)\n' "$n" "$secs" "${up:-?}" "${took:-?}"
 done
-echo "$passed passed, $failed failed"
+# a check the agent refuses on this architecture (guest_checks.py: TB_UNSUPPORTED) is named here
+echo "$passed passed, $failed failed${unsupported[*]:+, ${#unsupported[@]} unsupported (${unsupported[*]})}"
 ((failed == 0))

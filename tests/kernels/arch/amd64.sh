@@ -17,3 +17,4 @@ KARCH_CONSOLE=ttyS0                           # the kernel's console: the first 
 karch_results_args() { echo "-serial file:$1"; }
 KARCH_RESULTS_DEV=/dev/ttyS1
 KARCH_ELF_MACHINE="Advanced Micro Devices X86-64"   # readelf -h: the binary must be one of these
+KARCH_UNSUPPORTED=""                          # checks the agent may refuse here (guest_checks.py): none
