@@ -16,7 +16,7 @@
 #      and its libraries), the workloads and the checks in one initramfs (rebuilt only when an
 #      input changed: ~2 s, ~16 MB; arm64: bookworm's arm64 userland, tests/kernels/guest-root.sh).
 #   3. each kernel booted with qemu-system-x86_64 (arm64: qemu-system-aarch64 -M virt) -accel tcg
-#      -cpu max -smp 2 -m 2048, one at a time; its /init
+#      -cpu max (arm64: max,pauth-impdef=on) -smp 2 -m 2048, one at a time; its /init
 #      (tests/kernels/guest-init.sh) runs the checks, writes their lines to the results port
 #      (a file here: amd64 the second serial port, arm64 a PCI serial port) and powers off. A
 #      hard timeout ends a guest that hangs.
@@ -36,7 +36,8 @@
 #                     the four instead of ~160 s (a TCG guest keeps about one core busy), but
 #                     with two guests competing for the cores the split drifted to 2.8 pp off
 #                     in the run measured (one at a time: <= 1.3 pp), too near its 3 pp bound
-#   TB_KERNELS_CPU    QEMU's -cpu (default max; qemu64 measured the same)
+#   TB_KERNELS_CPU    QEMU's -cpu (default arch/ARCH.sh's KARCH_CPU: amd64 max, qemu64 measured
+#                     the same; arm64 max,pauth-impdef=on)
 #   TB_KERNELS_TIMEOUT  seconds a guest may take (default 400)
 #   TB_CHECKS=a,b     only those checks (passed to the guests on the kernel command line)
 #   TB_KERNELS_DIR    the cache (default /var/cache/tachyon-bpf/kernels)
@@ -47,11 +48,11 @@ CACHE=${TB_KERNELS_DIR:-/var/cache/tachyon-bpf/kernels}
 LOGS=${TB_KERNELS_LOGS:-/tmp/kernels-logs}
 JOBS=${TB_KERNELS_JOBS:-1}
 TIMEOUT=${TB_KERNELS_TIMEOUT:-400}
-CPU=${TB_KERNELS_CPU:-max}
 prog=${0##*/}
 die() { printf '%s: %s\n' "$prog" "$*" >&2; exit 1; }
 # shellcheck source=tests/kernels/arch.sh
 . "$HERE/arch.sh"
+CPU=${TB_KERNELS_CPU:-$KARCH_CPU}
 
 [[ $JOBS =~ ^[1-9]$ ]] || die "TB_KERNELS_JOBS: '$JOBS' is not a small number"
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "TB_KERNELS_TIMEOUT: '$TIMEOUT' is not a number of seconds"

@@ -12,6 +12,7 @@ KARCH_CC=cc                                   # builds tests/native/chain.c for 
 KARCH_QEMU=qemu-system-x86_64
 KARCH_QEMU_PKG=qemu-system-x86
 KARCH_QEMU_ARGS=()                            # the default machine (pc)
+KARCH_CPU=max                                 # QEMU's -cpu (TB_KERNELS_CPU overrides)
 KARCH_CONSOLE=ttyS0                           # the kernel's console: the first serial port
 # the results channel: the second serial port (a file on the host), /dev/ttyS1 in the guest
 karch_results_args() { echo "-serial file:$1"; }

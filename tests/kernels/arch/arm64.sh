@@ -16,6 +16,10 @@ KARCH_CC=aarch64-linux-gnu-gcc                # gcc-aarch64-linux-gnu
 KARCH_QEMU=qemu-system-aarch64
 KARCH_QEMU_PKG=qemu-system-arm
 KARCH_QEMU_ARGS=(-M virt)
+# -cpu max with QEMU's own pointer-authentication hash instead of QARMA (pauth-impdef=on): Debian's
+# kernels sign every return address, and emulating QARMA made a guest 2.3x slower (6.12: the
+# checks 199 s against 88 s, the BPF program's load 7.2 s against 1.6 s)
+KARCH_CPU=max,pauth-impdef=on
 KARCH_CONSOLE=ttyAMA0
 karch_results_args() { echo "-chardev file,id=results,path=$1 -device pci-serial,chardev=results"; }
 KARCH_RESULTS_DEV=/dev/ttyS0
