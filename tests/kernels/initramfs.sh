@@ -65,12 +65,13 @@ REPO_FILES=(
 mapfile -t WORKLOADS < <(cd "$ROOT" && ls tests/workloads/*.py)
 REPO_FILES+=("${WORKLOADS[@]}")
 
-# The stdlib, less what no check uses (and the extension modules whose libraries are big).
+# The stdlib, less what no check uses (and the extension modules whose libraries are big; the
+# static libpythons of config-3.11*, also python3.11-dbg's 47 MB config-3.11d-*).
 STDLIB_EXCLUDES=(
     --exclude=python3.11/test --exclude=python3.11/idlelib --exclude=python3.11/tkinter
     --exclude=python3.11/ensurepip --exclude=python3.11/pydoc_data --exclude=python3.11/lib2to3
     --exclude=python3.11/distutils --exclude=python3.11/turtledemo --exclude=python3.11/unittest
-    --exclude='python3.11/config-3.11-*' --exclude=python3.11/site-packages
+    --exclude='python3.11/config-3.11*' --exclude=python3.11/site-packages
     --exclude=python3.11/dist-packages --exclude=python3.11/sqlite3 --exclude=python3.11/curses
     --exclude=python3.11/dbm --exclude='*.opt-1.pyc' --exclude='*.opt-2.pyc'
     --exclude='lib-dynload/_test*' --exclude='lib-dynload/_xxtestfuzz*' --exclude='lib-dynload/xxlimited*'

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # the KARCH_* names are read by the scripts that source arch.sh
 # arch/amd64.sh: the kernel matrix's facts about x86_64 guests (sourced by tests/kernels/arch.sh;
 # arm64.sh beside it has the same names). Nothing else in tests/kernels/ names an architecture.
 KARCH_KERNELS=(5.10 6.1 6.12 7.x)             # the kernels of the matrix, by name (arch.sh: suites)

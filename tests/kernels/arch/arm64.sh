@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # the KARCH_* names are read by the scripts that source arch.sh
 # arch/arm64.sh: the kernel matrix's facts about arm64 (aarch64) guests, booted with
 # qemu-system-aarch64 -M virt (sourced by tests/kernels/arch.sh; amd64.sh has the same names).
 # Debian's cloud-arm64 vmlinuz is a raw Image, which QEMU's -kernel boots as it is.
