@@ -148,6 +148,7 @@ struct scratch {
 	__u32 depth;
 	__u32 walked;     /* frames visited (shims too), at most walk_limit() */
 	__u32 phase;      /* without bpf_loop: PHASE_*, where the next program goes on */
+	__u32 wake;       /* wake the agent at this record (a body's code not seen before) */
 	/* the native walk: registers of the frame being left */
 	__u64 npc, nsp, nbp;
 	__u32 nra;        /* npc is a return address (look up npc - 1) */
@@ -482,6 +483,43 @@ static __always_inline __u8 *load_frame(struct scratch *s, __u64 frame)
 	return s->fbuf;
 }
 
+/* A module's or class body's code object (co_flags without CO_OPTIMIZED) is
+ * freed when the body ends (an import, a class statement) and its memory
+ * reused within a millisecond: at the agent's next timed drain it is gone
+ * (38% of an import-heavy run's samples named <unreadable code>).  Such a
+ * code object not seen in its slot here wakes the agent at this record, so
+ * it reads the object while the body still runs.  A function's code is kept
+ * by its function, and steady state costs one slot compare per body frame
+ * (the main module's, once per sample). */
+#define BODY_SLOTS 1024
+
+struct body_code {
+	__u64 code;
+	__u32 pid;
+	__u16 id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BODY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct body_code);
+} body_codes SEC(".maps");
+
+static __always_inline void note_body_code(struct scratch *s, __u64 code, __u16 id)
+{
+	__u32 pid = s->sample.hdr.pid;
+	__u32 slot = (__u32)((code >> 4) ^ pid) & (BODY_SLOTS - 1);
+	struct body_code *b = bpf_map_lookup_elem(&body_codes, &slot);
+
+	if (!b || (b->code == code && b->pid == pid && b->id == id))
+		return;
+	b->code = code;
+	b->pid = pid;
+	b->id = id;
+	s->wake = 1;
+}
+
 /* Visit one frame, record it unless it is a shim. Non-zero: stop. */
 static __always_inline long visit_frame(struct scratch *s)
 {
@@ -537,6 +575,9 @@ static __always_inline long visit_frame(struct scratch *s)
 			version = buf_u32(s->cbuf, off->code_version);
 		cached->addr = code;
 		cached->id = tb_code_id(firstlineno, argcount, version);
+		if (!bench_walk && off->code_flags != TB_NO_OFFSET &&
+		    !(buf_u32(s->cbuf, off->code_flags) & TB_CO_OPTIMIZED))
+			note_body_code(s, code, cached->id);
 		cached->bytecode = off->frame_kind == TB_FRAME_OBJECT ? buf_u64(s->cbuf, off->code_adaptive) : 0;
 		cached->tlbc_index = 0;
 	}
@@ -658,6 +699,7 @@ static __always_inline __u64 wakeup_flag(void)
 	return avail > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+
 /* The record: the header, lead words, depth frames; one contiguous piece. */
 static __always_inline void submit(struct scratch *s)
 {
@@ -669,7 +711,9 @@ static __always_inline void submit(struct scratch *s)
 	s->sample.hdr.depth = depth;
 	if (size > sizeof(struct tb_sample))
 		size = sizeof(struct tb_sample);
-	if (bpf_ringbuf_output(&events, &s->sample, size, wakeup_flag()))
+	if (s->wake)
+		count(TB_C_BODY_WAKEUPS);
+	if (bpf_ringbuf_output(&events, &s->sample, size, s->wake ? BPF_RB_FORCE_WAKEUP : wakeup_flag()))
 		count(TB_C_LOST);
 }
 
@@ -1090,6 +1134,7 @@ static __always_inline struct scratch *begin_record(void *ctx, struct tb_proc *p
 	s->flags = flags;
 	s->depth = 0;
 	s->lead = 0;
+	s->wake = 0;
 	fill_header(s, pid, tid, TB_REC_SAMPLE, value);
 	kernel_stack(ctx, s);
 	return s;

@@ -179,7 +179,11 @@ struct tb_py_offsets {
 	/* asyncio (3.14+, read only with --async-aware): 0: none */
 	__u16 tstate_running_task;     /* _PyThreadStateImpl -> asyncio_running_task (TaskObj *) */
 	__u16 task_coro;               /* TaskObj -> task_coro */
+	/* module and class bodies: co_flags without CO_OPTIMIZED (TB_NO_OFFSET: not checked) */
+	__u16 code_flags;              /* code -> co_flags (int) */
 };
+
+#define TB_CO_OPTIMIZED 0x1 /* a function's code; a module's or class body's has not */
 
 #define TB_TSTATE_BUF 256
 
@@ -302,6 +306,7 @@ enum tb_counter {
 	TB_C_LOST,         /* ring buffer full */
 	TB_C_TSTATE_WALKS, /* thread-list walks (thread-state cache misses) */
 	TB_C_WALKS_SKIPPED, /* walks not made: the process's walk budget was spent */
+	TB_C_BODY_WAKEUPS, /* agent woken for a module or class body's code not seen before */
 	TB_C_MAX,
 };
 

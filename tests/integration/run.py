@@ -133,6 +133,24 @@ def test_deep(py, tag):
     return "401 recurse frames by default; %d/%d truncated at --max-depth 128" % (trunc, leafs)
 
 
+def test_imports(py, tag):
+    """Module and class bodies end (and their code objects are freed) within a millisecond: the
+    BPF program wakes the agent at a body's new code object so it is read first."""
+    fold, r = capture(py + [tb.workload("imports.py"), "1.5"], ["-r", "499"], "imports-" + tag)
+    total = sum(n for _, n in fold.stacks)
+    lost = sum(n for frames, n in fold.stacks
+               if any(f.startswith("<unreadable code") or f.startswith("<stale code") for f in frames))
+    bodies = sum(n for frames, n in fold.stacks
+                 if any(tb.Folded.func(f) == "<module>" and "/zipfile" in f for f in frames))
+    assert total >= 200, "only %d samples" % total
+    # before the wake-ups: 12-35% on 3.10-3.13 (pyenv), 1.9-3.0% on sid's 3.13-3.15; after: 0-0.7%
+    limit = 0.05 if minor_of(tag) <= 11 else 0.015
+    assert lost <= limit * total, "%d of %d samples have an unreadable code object (limit %.0f%%)" % (
+        lost, total, 100 * limit)
+    assert bodies, "no sample in zipfile's <module>"
+    return "%d of %d samples with an unreadable code object; %d in zipfile's <module>" % (lost, total, bodies)
+
+
 def test_attach(py, tag):
     proc = subprocess.Popen(py + [tb.workload("slices.py"), "4"])
     try:
@@ -196,7 +214,10 @@ def test_gil_wall(py, tag):
         held, wait = st["gil_held"] / n, st["gil_wait"] / n
         assert 0.3 <= held <= 0.7, "%s holds the GIL %.0f%% of %d" % (name, 100 * held, n)
         assert 0.3 <= wait <= 0.7, "%s waits %.0f%% of %d" % (name, 100 * wait, n)
-        assert held + wait >= 0.9, "%s: held %.2f + wait %.2f of %d (status %s)" % (name, held, wait, n, st)
+        # the rest: between the two (a switch-out on the way into or out of the wait); 5-10% in
+        # a TCG guest of 5.10 (0.30 + 0.60 once, 0.32 + 0.63 the next run), under 2% on this host;
+        # in arm64 guests 11-12%: on CPU in the kernel waking the other thread (futex wake)
+        assert held + wait >= 0.88, "%s: held %.2f + wait %.2f of %d (status %s)" % (name, held, wait, n, st)
         out.append("%s held %.0f%% wait %.0f%%" % (name, 100 * held, 100 * wait))
     return ", ".join(out)
 
@@ -1241,7 +1262,7 @@ def main():
         return bool(only) and not any(w in name for w in only)
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
-        for fn in (test_slices, test_threads, test_deep, test_attach, test_gil_wall, test_gil_mode,
+        for fn in (test_slices, test_threads, test_deep, test_imports, test_attach, test_gil_wall, test_gil_mode,
                    test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_dump_states, test_parallel,
                    test_kernel_syscalls, test_kernel_wall):
             if skipped(fn.__name__):

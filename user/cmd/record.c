@@ -362,7 +362,7 @@ int tb_cmd_record(int argc, char **argv)
 	struct record_opts *o = calloc(1, sizeof(*o));
 	struct tb_session *s = calloc(1, sizeof(*s));
 	struct tb_sources sources = { 0 };
-	uint64_t bpf_samples = 0, bpf_walks = 0, bpf_skipped = 0;
+	uint64_t bpf_samples = 0, bpf_walks = 0, bpf_skipped = 0, bpf_body_wakeups = 0;
 	char err[1024], defout[64];
 	int rc;
 
@@ -410,15 +410,17 @@ int tb_cmd_record(int argc, char **argv)
 	bpf_samples = tb_session_counter(s, TB_C_SAMPLES);
 	bpf_walks = tb_session_counter(s, TB_C_TSTATE_WALKS);
 	bpf_skipped = tb_session_counter(s, TB_C_WALKS_SKIPPED);
+	bpf_body_wakeups = tb_session_counter(s, TB_C_BODY_WAKEUPS);
 	tb_session_close(s);
 
 	rc = write_outputs(o, &s->prof, o->interval > 0 ? time(NULL) : 0);
 	if (!o->quiet) {
 		tb_write_summary(&s->prof, stderr, o->summary_rows);
 		fprintf(stderr, "tachyon-bpf: BPF program: %llu runs on profiled threads, "
-			"%llu thread-list walks (thread-state cache misses), %llu skipped (walk budget spent)\n",
+			"%llu thread-list walks (thread-state cache misses), %llu skipped (walk budget spent), "
+			"%llu early wake-ups (a module or class body's new code object, read before it is freed)\n",
 			(unsigned long long)bpf_samples, (unsigned long long)bpf_walks,
-			(unsigned long long)bpf_skipped);
+			(unsigned long long)bpf_skipped, (unsigned long long)bpf_body_wakeups);
 		print_startup(s);
 		tb_few_samples_warning(&s->prof, stderr);
 	}

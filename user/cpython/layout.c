@@ -29,6 +29,8 @@ static void copy_bpf_fields(struct tb_layout *l)
 	l->code_version = l->bpf.code_version;
 	l->code_adaptive = l->bpf.code_adaptive;
 	l->bytes_sval = l->bpf.bytes_sval;
+	/* and the other way: the tables give co_flags to the agent (flags of a code read) */
+	l->bpf.code_flags = l->code_flags;
 }
 
 int tb_layout_builtin(uint32_t version_hex, struct tb_layout *out)
@@ -89,6 +91,7 @@ static const struct read_field {
 	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_firstlineno), "code_object.firstlineno" },
 	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_argcount), "code_object.argcount" },
 	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_version), "code_object.co_version" },
+	{ TB_READ_CODE_HEAD, 4, ANY_FRAME, AT(bpf.code_flags), "code_object.co_flags" },
 	/* 3.10: co_code, the bytes object of the bytecode; 3.11+ the bytecode starts there */
 	{ TB_READ_CODE_HEAD, 8, TB_FRAME_OBJECT, AT(bpf.code_adaptive), "code_object.co_code" },
 	{ TB_READ_CODE, 8, ANY_FRAME, AT(bpf.object_type), "pyobject.ob_type" },
@@ -478,6 +481,7 @@ int tb_layout_from_debug_offsets(const unsigned char *buf, size_t len, struct tb
 		return -1;
 	}
 	l.code_flags = (uint16_t)(def.code_flags + shift);
+	b->code_flags = l.code_flags;
 	l.code_version = (uint16_t)(def.code_version + shift);
 	b->code_version = l.code_version;
 	if (l.code_version + 4u > code_size || l.code_version + 4u > b->code_adaptive) {
