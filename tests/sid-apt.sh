@@ -16,6 +16,9 @@
 #                           entry or the update fails.
 #   sid_apt_run CMD...      runs CMD with its output appended to the log; on failure prints
 #                           "failed: CMD" and the log's last lines on stderr and returns 1.
+#                           Its TMPDIR is DIR/tmp, writable by apt's _apt user (apt-get update
+#                           verifies signatures as _apt with temporary files there: a /tmp
+#                           without the sticky, world-writable mode made every update fail).
 #   sid_apt_fetch_dir DIR   creates DIR, writable by apt's download user (_apt).
 #   sid_apt_clean           removes the package lists and apt's caches (needed only while
 #                           fetching); the sources and the log stay.
@@ -73,7 +76,7 @@ sid_apt_oneline_main() { # file type suite
 }
 
 sid_apt_run() {
-    if ! "$@" >>"$SID_APT_LOG" 2>&1; then
+    if ! TMPDIR=$APTD/tmp "$@" >>"$SID_APT_LOG" 2>&1; then
         warn "failed: $*"
         tail -n 20 "$SID_APT_LOG" >&2
         return 1
@@ -95,6 +98,7 @@ sid_apt_init() { # dir type [suite]
     mkdir -p "$APTD/etc/sources.list.d" "$APTD/etc/preferences.d"
     sid_apt_fetch_dir "$APTD/lists/partial"
     sid_apt_fetch_dir "$APTD/cache/archives/partial"
+    sid_apt_fetch_dir "$APTD/tmp"
     : >"$APTD/etc/sources.list"
     : >"$APTD/status"
     : >"$SID_APT_LOG"

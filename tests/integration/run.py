@@ -5,6 +5,7 @@ with "N passed, N failed"; exits non-zero on any failure or if nothing ran."""
 import fcntl
 import json
 import os
+import platform
 import pty
 import re
 import select
@@ -215,8 +216,9 @@ def test_gil_wall(py, tag):
         assert 0.3 <= held <= 0.7, "%s holds the GIL %.0f%% of %d" % (name, 100 * held, n)
         assert 0.3 <= wait <= 0.7, "%s waits %.0f%% of %d" % (name, 100 * wait, n)
         # the rest: between the two (a switch-out on the way into or out of the wait); 5-10% in
-        # a TCG guest of 5.10 (0.30 + 0.60 once, 0.32 + 0.63 the next run), under 2% on this host
-        assert held + wait >= 0.88, "%s: held %.2f + wait %.2f" % (name, held, wait)
+        # a TCG guest of 5.10 (0.30 + 0.60 once, 0.32 + 0.63 the next run), under 2% on this host;
+        # in arm64 guests 11-12%: on CPU in the kernel waking the other thread (futex wake)
+        assert held + wait >= 0.88, "%s: held %.2f + wait %.2f of %d (status %s)" % (name, held, wait, n, st)
         out.append("%s held %.0f%% wait %.0f%%" % (name, 100 * held, 100 * wait))
     return ", ".join(out)
 
@@ -283,8 +285,19 @@ def is_kernel(frame):
     return frame.endswith("_[k]")
 
 
+# The kernel's system-call entry, per architecture (uname -m): one of these is below every
+# Python line that makes a system call (arm64: el0t_64_sync -> el0_svc -> invoke_syscall, some
+# inlined depending on the kernel's build). The first one names the path in the lines.
+SYSCALL_ENTRY = {
+    "x86_64": ("do_syscall_64", "entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe"),
+    "aarch64": ("invoke_syscall", "el0_svc_common", "do_el0_svc", "el0_svc", "el0t_64_sync_handler", "el0t_64_sync"),
+}
+
+
 def test_kernel_syscalls(py, tag):
     """Reads of /dev/zero: kernel frames right under the Python line that made the call."""
+    entry_names = SYSCALL_ENTRY[platform.machine()]
+    entry = {name + "_[k]" for name in entry_names}
     wl = tb.workload("syscalls.py")
     line = tb.marked_line(wl, "READ-LINE")
     fold, _ = capture(py + [wl, "3", "read"], ["--kernel", "-r", "499"], "kernel-" + tag)
@@ -301,15 +314,14 @@ def test_kernel_syscalls(py, tag):
         assert all(is_kernel(f) for f in below), "not kernel frames under the read: %s" % below[:4]
         if below:
             with_kernel += n
-            if any(f in ("do_syscall_64_[k]", "entry_SYSCALL_64_[k]", "entry_SYSCALL_64_after_hwframe_[k]")
-                   for f in below):
+            if any(f in entry for f in below):
                 known += n
     assert at_line > 100, "only %d samples at READ-LINE" % at_line
     assert with_kernel >= 0.8 * at_line, "%d of %d READ-LINE samples have kernel frames" % (with_kernel, at_line)
-    assert known >= 0.8 * with_kernel, "do_syscall_64 / entry_SYSCALL_64 in %d of %d" % (known, with_kernel)
+    assert known >= 0.8 * with_kernel, "%s in %d of %d" % (" / ".join(entry_names[:2]), known, with_kernel)
     kernel_leaf = sum(n for frames, n in fold.stacks if is_kernel(frames[-1]))
-    return "%.0f%% of %d READ-LINE samples with kernel frames, %.0f%% through do_syscall_64; %d kernel leaves" % (
-        100.0 * with_kernel / at_line, at_line, 100.0 * known / max(1, with_kernel), kernel_leaf)
+    return "%.0f%% of %d READ-LINE samples with kernel frames, %.0f%% through %s; %d kernel leaves" % (
+        100.0 * with_kernel / at_line, at_line, 100.0 * known / max(1, with_kernel), entry_names[0], kernel_leaf)
 
 
 def test_kernel_wall(py, tag):
@@ -670,15 +682,26 @@ def test_process_names(pys):
 # ---- system-wide and containers -------------------------------------------
 
 def start_capture(args, name):
+    """Starts a capture and returns once it samples: its "sampling ..." line read (loading the
+    BPF program takes ~0.1 s here, seconds under TCG: an arm64 guest of the kernel matrix took 7)."""
     out = os.path.join(TMP, name + ".json")
-    proc = subprocess.Popen([tb.BIN, "-q", "-o", out] + args, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # BPF program loaded and attached
+    proc = subprocess.Popen([tb.BIN, "-o", out] + args, stderr=subprocess.PIPE, text=True)
+    head = []
+    while True:
+        line = proc.stderr.readline()
+        if not line:
+            proc.wait(timeout=30)
+            raise AssertionError("capture exit %s before sampling: %s" % (proc.returncode, "".join(head).strip()))
+        head.append(line)
+        if line.startswith("tachyon-bpf: sampling "):
+            break
+    proc.stderr_head = "".join(head)
     return proc, out
 
 
 def finish_capture(proc, out):
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 0, proc.stderr_head + err
     return tb.tree_json.load(out)
 
 
@@ -1022,8 +1045,9 @@ def test_cgroup_alone(pys):
     try:
         results = []
         for sel in (["--cgroup", cg], ["--container", name]):
-            running = start_in_cgroup(8)
-            outside = subprocess.Popen(py + [tb.workload("slices.py"), "8"])
+            # both run until killed below, however long the capture takes to start
+            running = start_in_cgroup(60)
+            outside = subprocess.Popen(py + [tb.workload("slices.py"), "60"])
             procs.append(outside)
             time.sleep(1.0)
             proc, out = start_capture(["-d", "4", "-r", "499"] + sel, "cg-alone")

@@ -1,20 +1,23 @@
 #!/bin/bash
 # Fetches the Debian cloud kernels of the kernel matrix (tests/kernels/run.sh) and caches each
 # one's vmlinuz as DESTDIR/NAME/vmlinuz, with DESTDIR/NAME/version ("RELEASE PACKAGE VERSION")
-# and DESTDIR/NAME/config (its build config, for reading, where the package has it). The -cloud-amd64 flavours have BTF,
-# virtio and what the guest needs built in, so no modules are fetched.
+# and DESTDIR/NAME/config (its build config, for reading, where the package has it). The cloud
+# flavours (-cloud-amd64, -cloud-arm64) have BTF, virtio and what the guest needs built in, so no
+# modules are fetched.
 #
-# Usage: tests/kernels/fetch-kernels.sh [NAME...]
+# Usage: [TB_KERNELS_ARCH=arm64] tests/kernels/fetch-kernels.sh [NAME...]
 #   NAME: 5.10 (bullseye), 6.1 (bookworm), 6.12 (trixie), 7.x (sid); the suite names are
-#   accepted too. Default: all four. DESTDIR is $TB_KERNELS_DIR, else
+#   accepted too. Default: all of the architecture's (tests/kernels/arch/ARCH.sh: amd64 all four,
+#   arm64 6.1 6.12 7.x, cached as arm64-6.1 ...). DESTDIR is $TB_KERNELS_DIR, else
 #   /var/cache/tachyon-bpf/kernels. Prints one line per kernel: NAME DIR RELEASE.
 #   Cached: a kernel whose vmlinuz and version are there is not fetched again (no network
 #   work); TB_KERNELS_FORCE=1 fetches anew. Exits non-zero if a kernel could not be fetched.
 #
-# Each suite has its own private apt state (tests/sid-apt.sh, under DESTDIR/apt/SUITE) made
+# Each suite has its own private apt state (tests/sid-apt.sh, under DESTDIR/apt/SUITE, arm64's
+# under DESTDIR/apt/arm64-SUITE) made
 # from this machine's own apt sources; the host's apt state is never touched. The kernel is
-# the one linux-image-cloud-amd64 of that suite depends on; where that image package holds
-# no vmlinuz (sid: it is in linux-binary-RELEASE-cloud-amd64), the linux-binary-* package it
+# the one linux-image-FLAVOUR of that suite depends on; where that image package holds
+# no vmlinuz (sid: it is in linux-binary-RELEASE-FLAVOUR), the linux-binary-* package it
 # depends on is unpacked instead.
 set -euo pipefail
 
@@ -23,22 +26,12 @@ prog=${0##*/}
 warn() { printf '%s: %s\n' "$prog" "$*" >&2; }
 die() { warn "$*"; exit 1; }
 
-# name -> suite
-declare -A SUITE=([5.10]=bullseye [6.1]=bookworm [6.12]=trixie [7.x]=sid)
-ORDER=(5.10 6.1 6.12 7.x)
-
-canonical() { # a name or a suite name -> the name
-    local n
-    for n in "${ORDER[@]}"; do
-        if [[ $1 == "$n" || $1 == "${SUITE[$n]}" ]]; then echo "$n"; return 0; fi
-    done
-    [[ $1 == 7 ]] && { echo 7.x; return 0; }
-    return 1
-}
+# shellcheck source=tests/kernels/arch.sh
+. "$(dirname "${BASH_SOURCE[0]}")/arch.sh"
 
 names=()
-for a in "${@:-${ORDER[@]}}"; do
-    n=$(canonical "$a") || die "unknown kernel '$a' (known: ${ORDER[*]} or bullseye bookworm trixie sid)"
+for a in "${@:-${KARCH_KERNELS[@]}}"; do
+    n=$(karch_name "$a") || die "unknown $KARCH kernel '$a' (known: ${KARCH_KERNELS[*]} or their suites)"
     names+=("$n")
 done
 
@@ -48,6 +41,7 @@ flock 9
 
 # shellcheck source=tests/sid-apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../sid-apt.sh"
+SID_APT_ARCH=$KARCH
 
 # The (Pre-)Depends of package $1 that match the regex $2, one a line.
 deps_matching() {
@@ -69,14 +63,14 @@ unpack_vmlinuz() {
 }
 
 fetch_one() { # name
-    local name=$1 suite=${SUITE[$1]} dir=$DEST/$1 img ver binpkg pkg vmlinuz work release
+    local name=$1 suite=${KSUITE[$1]} dir=$DEST/$KARCH_CACHE_PREFIX$1 img ver binpkg pkg vmlinuz work release
     if [[ -s $dir/vmlinuz && -s $dir/version && ${TB_KERNELS_FORCE:-0} != 1 ]]; then
-        echo "$name $dir $(cut -d' ' -f1 "$dir/version") (cached)"
+        echo "$KARCH_CACHE_PREFIX$name $dir $(cut -d' ' -f1 "$dir/version") (cached)"
         return 0
     fi
-    sid_apt_init "$DEST/apt/$suite" deb "$suite" || return 1
-    img=$(deps_matching linux-image-cloud-amd64 '^linux-image-.*-cloud-amd64$' | head -n 1)
-    [[ -n $img ]] || { warn "$suite: linux-image-cloud-amd64 depends on no linux-image-*-cloud-amd64"; return 1; }
+    sid_apt_init "$DEST/apt/$KARCH_CACHE_PREFIX$suite" deb "$suite" || return 1
+    img=$(deps_matching "linux-image-$KARCH_FLAVOUR" "^linux-image-.*-$KARCH_FLAVOUR\$" | head -n 1)
+    [[ -n $img ]] || { warn "$suite: linux-image-$KARCH_FLAVOUR depends on no linux-image-*-$KARCH_FLAVOUR"; return 1; }
     work=$APTD/work
     rm -rf "$work"
     sid_apt_fetch_dir "$work/debs"
@@ -86,7 +80,7 @@ fetch_one() { # name
     vmlinuz=$(unpack_vmlinuz "$img" "$work/debs" "$work/root") || { warn "$suite: cannot unpack $img"; return 1; }
     if [[ -z $vmlinuz ]]; then
         # sid: the image package is a small one that depends on linux-binary-RELEASE-...
-        binpkg=$(deps_matching "$img" '^linux-binary-.*-cloud-amd64$' | grep -v unsigned | head -n 1)
+        binpkg=$(deps_matching "$img" "^linux-binary-.*-$KARCH_FLAVOUR\$" | grep -v unsigned | head -n 1)
         [[ -n $binpkg ]] || { warn "$suite: no vmlinuz in $img and no linux-binary-* dependency"; return 1; }
         (cd "$work/debs" && sid_apt_run apt-get -q "${APT_OPTS[@]}" download "$binpkg") || return 1
         pkg=$binpkg
@@ -106,11 +100,11 @@ fetch_one() { # name
     mv "$dir.new" "$dir"
     rm -rf "$work"
     sid_apt_clean
-    echo "$name $dir $release (fetched $pkg $ver)"
+    echo "$KARCH_CACHE_PREFIX$name $dir $release (fetched $pkg $ver)"
 }
 
 failed=0
 for n in "${names[@]}"; do
-    fetch_one "$n" || { warn "$n (${SUITE[$n]}): not fetched"; failed=1; }
+    fetch_one "$n" || { warn "$KARCH_CACHE_PREFIX$n (${KSUITE[$n]}): not fetched"; failed=1; }
 done
 exit $failed

@@ -1,14 +1,17 @@
 #!/bin/sh
 # guest-init.sh: /init of the kernel matrix's initramfs (tests/kernels/initramfs.sh), run by
 # each kernel that tests/kernels/run.sh boots. Mounts what the profiler needs, runs the checks
-# (tests/kernels/guest_checks.py, python3.11) and writes their lines to the second serial port
-# (/dev/ttyS1, a file on the host), then powers off so that QEMU exits. Its own messages and
-# the checks' stderr go to the console (ttyS0, the host's console log).
-# Kernel command-line words NAME=VALUE reach it as environment variables: TB_SHAPE (the program
-# shape the check "shape" expects) and TB_CHECKS=a,b, which runs
-# only those checks (guest_checks.py).
+# (tests/kernels/guest_checks.py, python3.11) and writes their lines to the results port
+# (TB_RESULTS: /dev/ttyS1, the second serial port, on amd64; /dev/ttyS0, a 16550 on PCI, on
+# arm64; a file on the host), then powers off so that QEMU exits. Its own messages and the
+# checks' stderr go to the console (ttyS0 / ttyAMA0, the host's console log).
+# Kernel command-line words NAME=VALUE reach it as environment variables: TB_RESULTS, TB_SHAPE
+# (the program shape the check "shape" expects) and TB_CHECKS=a,b, which runs only those
+# checks (guest_checks.py).
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
-RESULTS=/dev/ttyS1
+RESULTS=${TB_RESULTS:-/dev/ttyS1}
+# the image has busybox and /bin/sh only: the other applets' links
+/bin/busybox --install -s
 
 say() { echo "init: $*"; }
 mnt() { # type dir [options]

@@ -25,8 +25,9 @@ program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as the
   threads     three threads each in its own function (test_threads: the thread-list walk)
   gil         --mode wall on two threads contending for the GIL: held and waited for half the
               time each (test_gil_wall: the futex wait read from the task's saved registers)
-  kernel      --kernel on reads of /dev/zero: kernel frames through do_syscall_64 under the
-              Python line (test_kernel_syscalls)
+  kernel      --kernel on reads of /dev/zero: kernel frames through the system-call entry
+              (do_syscall_64; arm64: invoke_syscall, el0_svc...) under the Python line
+              (test_kernel_syscalls)
   container   --cgroup and --container alone: the processes of one cgroup v2, running and
               started later, none outside (test_cgroup_alone)
 
@@ -37,11 +38,16 @@ of verifier time under TCG), and the verifier log goes to the console.
 Prints one line per check, "ok NAME: detail" or "FAIL NAME: reason" (a failed capture: the
 exit status and the agent's first stderr line), lines starting "#" that say what ran (kernel,
 load, time), then "N passed, N failed". TB_CHECKS=a,b (the environment; the kernel command
-line sets it) runs only those."""
+line sets it) runs only those. TB_UNSUPPORTED=a,b names the checks whose feature the agent may
+not support on this architecture (tests/kernels/arch/ARCH.sh): such a check still runs, and if
+it fails only because the agent refused the feature (exit non-zero, its line saying "not
+ported" or "not supported") it prints "unsupported NAME: the agent's line", counted neither
+passed nor failed ("# N unsupported: ..." before the last line); any other failure is a FAIL."""
 import contextlib
 import importlib.util
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -250,8 +256,14 @@ def load_check():
     return "exit %d: %s" % (r.returncode, agent[0] if agent else first_line(r.stderr))
 
 
+# the agent's own refusal of a feature, as a failed capture reports it ("exit 2: tachyon-bpf: ...")
+REFUSED = re.compile(r"exit [1-9][0-9]*: tachyon-bpf: .*\bnot (ported|supported)\b")
+
+
 def main():
     only = [c for c in os.environ.get("TB_CHECKS", "").split(",") if c]
+    may_be_unsupported = [c for c in os.environ.get("TB_UNSUPPORTED", "").split(",") if c]
+    unsupported = []
     unknown = [c for c in only if c not in dict(CHECKS)]
     if unknown:
         print("FAIL checks: unknown TB_CHECKS %s" % ",".join(unknown), flush=True)
@@ -274,11 +286,17 @@ def main():
             passed += 1
             print("ok %s: %s [%.1f s]" % (name, detail or "", time.time() - t0), flush=True)
         except Exception as e:  # noqa: BLE001  any error is the check's failure
-            failed += 1
             reason = first_line(e) or type(e).__name__
+            if name in may_be_unsupported and REFUSED.search(reason):
+                unsupported.append(name)
+                print("unsupported %s: %s [%.1f s]" % (name, reason, time.time() - t0), flush=True)
+                continue
+            failed += 1
             print("FAIL %s: %s [%.1f s]" % (name, reason, time.time() - t0), flush=True)
             traceback.print_exc()
     print("# checks took %.1f s" % (time.time() - start), flush=True)
+    if unsupported:
+        print("# %d unsupported: %s" % (len(unsupported), ",".join(unsupported)), flush=True)
     print("%d passed, %d failed" % (passed, failed), flush=True)
     return 1 if failed else 0
 

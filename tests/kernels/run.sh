@@ -1,34 +1,43 @@
 #!/bin/bash
 # The kernel matrix: boots Debian's cloud kernels in QEMU (TCG, no KVM needed) and runs the real
 # profiling checks inside each (tests/kernels/guest_checks.py: shape, split, deep, threads,
-# all-python, wall, gil, kernel, native, opcodes, container, dump) against the binary make dist builds from the tree when it runs (static: TB_KERNELS_BIN below).
+# all-python, wall, gil, kernel, native, opcodes, container, dump) against the binary make dist
+# builds from the tree when it runs (static: TB_KERNELS_BIN below), on x86_64 guests (default)
+# or arm64 ones (TB_KERNELS_ARCH=arm64: make dist ARCH=arm64's binary, qemu-system-aarch64).
 #
-# Usage: tests/kernels/run.sh [KERNEL...]
+# Usage: [TB_KERNELS_ARCH=arm64] tests/kernels/run.sh [KERNEL...]
 #   KERNEL: 5.10 6.1 6.12 7.x (Debian bullseye, bookworm, trixie, sid; those names work too).
-#   Default: all four.
+#   Default: all of the architecture's (tests/kernels/arch/ARCH.sh): amd64 all four, arm64
+#   6.1 6.12 7.x (named arm64-6.1 ... in the cache, the logs and the lines printed).
 #   1. tests/kernels/fetch-kernels.sh: each kernel's vmlinuz, fetched once through a private apt
 #      state into /var/cache/tachyon-bpf/kernels/NAME (then cached: no network work).
 #   2. tests/kernels/initramfs.sh: busybox, python3.11, the static binary of make dist (so the
 #      image has none of the agent's libraries; TB_KERNELS_BIN=./tachyon-bpf: the dynamic one
-#      and its libraries), the workloads and the
-#      checks in one initramfs (rebuilt only when an input changed: ~2 s, ~16 MB).
-#   3. each kernel booted with qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048, one at a
-#      time; its /init
-#      (tests/kernels/guest-init.sh) runs the checks, writes their lines to the second serial
-#      port (a file here) and powers off. A hard timeout ends a guest that hangs.
+#      and its libraries), the workloads and the checks in one initramfs (rebuilt only when an
+#      input changed: ~2 s, ~16 MB; arm64: bookworm's arm64 userland, tests/kernels/guest-root.sh).
+#   3. each kernel booted with qemu-system-x86_64 (arm64: qemu-system-aarch64 -M virt) -accel tcg
+#      -cpu max (arm64: max,pauth-impdef=on) -smp 2 -m 2048, one at a time; its /init
+#      (tests/kernels/guest-init.sh) runs the checks, writes their lines to the results port
+#      (a file here: amd64 the second serial port, arm64 a PCI serial port) and powers off. A
+#      hard timeout ends a guest that hangs.
 #   Prints each guest's lines prefixed with its kernel ("[6.1] ok split: ..."), each kernel's
-#   time (the guest's boot and checks), and ends with the total "N passed, N failed". A kernel
+#   time (the guest's boot and checks), and ends with the total "N passed, N failed" (and
+#   ", N unsupported (KERNEL:CHECK ...)": checks whose feature the agent refuses on this
+#   architecture, arch/ARCH.sh's KARCH_UNSUPPORTED, counted neither way). A kernel
 #   that could not be fetched, did not boot or printed no final line counts as a failure (the
 #   console log's last lines are printed). Exits non-zero on any failure.
 #
 # Environment:
-#   TB_KERNELS_LOGS   where the logs go (default /tmp/kernels-logs): NAME.console.log (ttyS0:
-#                     the kernel, /init, the checks' stderr), NAME.results (ttyS1), NAME.qemu.log
+#   TB_KERNELS_ARCH   amd64 (default) or arm64 (tests/kernels/arch.sh)
+#   TB_KERNELS_LOGS   where the logs go (default /tmp/kernels-logs): NAME.console.log (the
+#                     console: the kernel, /init, the checks' stderr), NAME.results (the results
+#                     port), NAME.qemu.log
 #   TB_KERNELS_JOBS   guests booted at once (default 1). On 2 cores two at once take ~100 s for
 #                     the four instead of ~160 s (a TCG guest keeps about one core busy), but
 #                     with two guests competing for the cores the split drifted to 2.8 pp off
 #                     in the run measured (one at a time: <= 1.3 pp), too near its 3 pp bound
-#   TB_KERNELS_CPU    QEMU's -cpu (default max; qemu64 measured the same)
+#   TB_KERNELS_CPU    QEMU's -cpu (default arch/ARCH.sh's KARCH_CPU: amd64 max, qemu64 measured
+#                     the same; arm64 max,pauth-impdef=on)
 #   TB_KERNELS_TIMEOUT  seconds a guest may take (default 400)
 #   TB_CHECKS=a,b     only those checks (passed to the guests on the kernel command line)
 #   TB_KERNELS_DIR    the cache (default /var/cache/tachyon-bpf/kernels)
@@ -39,26 +48,24 @@ CACHE=${TB_KERNELS_DIR:-/var/cache/tachyon-bpf/kernels}
 LOGS=${TB_KERNELS_LOGS:-/tmp/kernels-logs}
 JOBS=${TB_KERNELS_JOBS:-1}
 TIMEOUT=${TB_KERNELS_TIMEOUT:-400}
-CPU=${TB_KERNELS_CPU:-max}
 prog=${0##*/}
 die() { printf '%s: %s\n' "$prog" "$*" >&2; exit 1; }
+# shellcheck source=tests/kernels/arch.sh
+. "$HERE/arch.sh"
+CPU=${TB_KERNELS_CPU:-$KARCH_CPU}
 
 [[ $JOBS =~ ^[1-9]$ ]] || die "TB_KERNELS_JOBS: '$JOBS' is not a small number"
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "TB_KERNELS_TIMEOUT: '$TIMEOUT' is not a number of seconds"
 [[ ${TB_CHECKS:-} =~ ^[a-z,-]*$ ]] || die "TB_CHECKS: '$TB_CHECKS' is not a list of check names"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
+command -v "$KARCH_QEMU" >/dev/null || die "$KARCH_QEMU not found (apt-get install $KARCH_QEMU_PKG)"
 
-# the kernels asked for, by their names in the cache
-names=()
-for a in "${@:-5.10 6.1 6.12 7.x}"; do
+# the kernels asked for (kernels: fetch-kernels.sh's names), by their names in the cache (names)
+kernels=() names=()
+for a in "${@:-${KARCH_KERNELS[*]}}"; do
     for w in $a; do
-        case $w in
-        5.10 | bullseye) names+=(5.10) ;;
-        6.1 | bookworm) names+=(6.1) ;;
-        6.12 | trixie) names+=(6.12) ;;
-        7 | 7.x | sid) names+=(7.x) ;;
-        *) die "unknown kernel '$w' (5.10 6.1 6.12 7.x, or bullseye bookworm trixie sid)" ;;
-        esac
+        k=$(karch_name "$w") || die "unknown $KARCH kernel '$w' (${KARCH_KERNELS[*]}, or their Debian suites)"
+        kernels+=("$k")
+        names+=("$KARCH_CACHE_PREFIX$k")
     done
 done
 
@@ -66,13 +73,13 @@ mkdir -p "$LOGS"
 for n in "${names[@]}"; do rm -f "$LOGS/$n".*; done
 
 # 1. the kernels (a kernel that is not fetched fails below, the others still run)
-TB_KERNELS_DIR=$CACHE bash "$HERE/fetch-kernels.sh" "${names[@]}" >"$LOGS/fetch.log" 2>&1 ||
+TB_KERNELS_DIR=$CACHE bash "$HERE/fetch-kernels.sh" "${kernels[@]}" >"$LOGS/fetch.log" 2>&1 ||
     { echo "fetch-kernels.sh failed:"; tail -n 20 "$LOGS/fetch.log"; }
 # 2. the initramfs
 t0=$(date +%s.%N)
 if [[ -z ${TB_KERNELS_BIN:-} ]]; then
-    make -s -C "$HERE/../.." dist >&2 || die "make dist failed"
-    TB_KERNELS_BIN=$HERE/../../dist/tachyon-bpf-$(cat "$HERE/../../VERSION")-$(uname -m)
+    make -s -C "$HERE/../.." dist "${KARCH_MAKE_ARGS[@]}" >&2 || die "make dist ${KARCH_MAKE_ARGS[*]} failed"
+    TB_KERNELS_BIN=$HERE/../../dist/tachyon-bpf-$(cat "$HERE/../../VERSION")-$KARCH_UNAME_M
 fi
 IMG=$(TB_KERNELS_DIR=$CACHE TB_KERNELS_BIN=$TB_KERNELS_BIN bash "$HERE/initramfs.sh") || die "initramfs.sh failed"
 printf 'initramfs: %s (%s MB, %.1f s)\n' "$IMG" "$(($(stat -c %s "$IMG") / 1048576))" \
@@ -80,15 +87,17 @@ printf 'initramfs: %s (%s MB, %.1f s)\n' "$IMG" "$(($(stat -c %s "$IMG") / 10485
 
 # 3. the guests
 boot() { # name
-    local n=$1 t0 rc=0 append="console=ttyS0 panic=-1 quiet"
+    local n=$1 t0 rc=0 results append="console=$KARCH_CONSOLE panic=-1 quiet TB_RESULTS=$KARCH_RESULTS_DEV"
     [[ -n ${TB_CHECKS:-} ]] && append+=" TB_CHECKS=$TB_CHECKS"
+    [[ -n $KARCH_UNSUPPORTED ]] && append+=" TB_UNSUPPORTED=$KARCH_UNSUPPORTED"
     # the program shape the agent must find by probing: 5.10 has no bpf_loop (5.17)
-    if [[ $n == 5.10 ]]; then append+=" TB_SHAPE=bounded"; else append+=" TB_SHAPE=bpf_loop"; fi
+    if [[ $n == *5.10 ]]; then append+=" TB_SHAPE=bounded"; else append+=" TB_SHAPE=bpf_loop"; fi
+    read -r -a results <<<"$(karch_results_args "$LOGS/$n.results")"
     t0=$(date +%s.%N)
-    timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$CPU" -m 2048 -smp 2 \
+    timeout -k 10 "$TIMEOUT" "$KARCH_QEMU" "${KARCH_QEMU_ARGS[@]}" -accel tcg -cpu "$CPU" -m 2048 -smp 2 \
         -no-reboot -nographic -monitor none -nic none \
         -kernel "$CACHE/$n/vmlinuz" -initrd "$IMG" -append "$append" \
-        -serial "file:$LOGS/$n.console.log" -serial "file:$LOGS/$n.results" \
+        -serial "file:$LOGS/$n.console.log" "${results[@]}" \
         </dev/null >"$LOGS/$n.qemu.log" 2>&1 || rc=$?
     echo "$rc $(echo "$(date +%s.%N) - $t0" | bc)" >"$LOGS/$n.status"
 }
@@ -110,7 +119,7 @@ done
 wait
 
 # 4. the report
-passed=0 failed=0
+passed=0 failed=0 unsupported=()
 for n in "${names[@]}"; do
     read -r rc secs <"$LOGS/$n.status"
     version=$(cut -d' ' -f1 "$CACHE/$n/version" 2>/dev/null || echo "not fetched")
@@ -121,6 +130,7 @@ for n in "${names[@]}"; do
         while IFS= read -r line; do
             echo "[$n] $line"
             if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then final=$line; fi
+            if [[ $line =~ ^unsupported\ ([a-z-]+): ]]; then unsupported+=("$n:${BASH_REMATCH[1]}"); fi
         done <"$LOGS/$n.results.txt"
     fi
     if [[ $final =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
@@ -146,5 +156,6 @@ for n in "${names[@]}"; do
     took=$(sed -n 's/^# checks took \([0-9.]*\) s$/\1/p' "$LOGS/$n.results.txt" 2>/dev/null | head -n 1)
     printf '[%s] time: %.1f s (booted in %s s, checks %s s)\n' "$n" "$secs" "${up:-?}" "${took:-?}"
 done
-echo "$passed passed, $failed failed"
+# a check the agent refuses on this architecture (guest_checks.py: TB_UNSUPPORTED) is named here
+echo "$passed passed, $failed failed${unsupported[*]:+, ${#unsupported[@]} unsupported (${unsupported[*]})}"
 ((failed == 0))
