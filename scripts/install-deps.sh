@@ -20,8 +20,8 @@ if [ "$what" = test ]; then
 	# tests/kernels: Debian's kernels booted under QEMU with a busybox initramfs
 	pkgs+=(qemu-system-x86 busybox-static cpio bc)
 	# ... and arm64's (TB_KERNELS_ARCH=arm64): qemu-system-aarch64, and tests/native/chain.c
-	# cross-built for the guest (the cross gcc links against libc6-dev-arm64-cross)
-	pkgs+=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+	# cross-built for the guest (the cross gcc, below, links against libc6-dev-arm64-cross)
+	pkgs+=(qemu-system-arm libc6-dev-arm64-cross)
 	# tests/install: the .deb (debhelper), the man page checked by man --warnings (groff-base),
 	# the zsh completion loaded by zsh
 	pkgs+=(debhelper man-db groff-base zsh)
