@@ -203,7 +203,9 @@ def no_gil_status(data, fold, th):
     return ", ".join("%s on CPU %d" % (n, r["status"]["on_cpu"]) for n, r in sorted(th.items()))
 
 
-def test_gil_wall(py, tag):
+def test_gil_wall(py, tag, min_held_wait=0.88):
+    """min_held_wait: each thread's share of samples holding or waiting for the GIL, at least
+    (the rest: between the two); 0.88 here, less in a TCG guest (tests/kernels/guest_checks.py)."""
     data, fold = capture_json(py, "gil.py", ["2.5"], ["--mode", "wall", "-r", "499"], "gilwall-" + tag)
     th = named_threads(data, fold, ["contend_a", "contend_b"])
     assert len(th) == 2, "threads: %s" % th
@@ -218,7 +220,7 @@ def test_gil_wall(py, tag):
         # the rest: between the two (a switch-out on the way into or out of the wait); 5-10% in
         # a TCG guest of 5.10 (0.30 + 0.60 once, 0.32 + 0.63 the next run), under 2% on this host;
         # in arm64 guests 11-12%: on CPU in the kernel waking the other thread (futex wake)
-        assert held + wait >= 0.88, "%s: held %.2f + wait %.2f of %d (status %s)" % (name, held, wait, n, st)
+        assert held + wait >= min_held_wait, "%s: held %.2f + wait %.2f of %d (status %s)" % (name, held, wait, n, st)
         out.append("%s held %.0f%% wait %.0f%%" % (name, 100 * held, 100 * wait))
     return ", ".join(out)
 
@@ -266,7 +268,9 @@ def sleep_share(fold, line):
     return at_sleep, total
 
 
-def test_sleep_wall(py, tag):
+def test_sleep_wall(py, tag, cpu_sleep_max=15):
+    """cpu_sleep_max: the cpu-mode share (%) of samples at the sleep line (its system call's
+    way in and out), at most; 15 here, more in a TCG guest (tests/kernels/guest_checks.py)."""
     line = tb.marked_line(tb.workload("sleeper.py"), "SLEEP-LINE")
     _, fold = capture_json(py, "sleeper.py", ["3"], ["--mode", "wall", "-r", "499"], "sleepwall-" + tag)
     s, t = sleep_share(fold, line)
@@ -275,7 +279,8 @@ def test_sleep_wall(py, tag):
     assert off >= 0.8 * s, "only %d of %d sleep samples under <off-CPU>" % (off, s)
     _, fold2 = capture_json(py, "sleeper.py", ["2"], ["-r", "499"], "sleepcpu-" + tag)
     s2, t2 = sleep_share(fold2, line)
-    assert t2 > 20 and 100.0 * s2 / t2 <= 15, "cpu mode: sleep %d of %d" % (s2, t2)
+    assert t2 > 20 and 100.0 * s2 / t2 <= cpu_sleep_max, "cpu mode: sleep %d of %d (limit %d%%)" % (
+        s2, t2, cpu_sleep_max)
     return "wall: sleep %.1f%% of %d; cpu: %.1f%% of %d" % (100.0 * s / t, t, 100.0 * s2 / t2, t2)
 
 

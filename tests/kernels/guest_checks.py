@@ -163,8 +163,16 @@ def check_all_python():
         len(seen), len(others))
 
 
+# A TCG guest emulates each instruction: the kernel's own paths (a system call's way in and
+# out, a futex wake) take a larger share of a thread's time than on a host. Measured in
+# the guests: cpu mode at the sleep line 1-10% (x86_64), 18-21% (arm64 6.12); GIL held +
+# waited 0.87-0.89 (arm64), 0.90-0.95 (x86_64 5.10), the rest a futex wake of the other thread.
+TCG_CPU_SLEEP_MAX = 25
+TCG_MIN_HELD_WAIT = 0.8
+
+
 def check_wall():
-    return it.test_sleep_wall(PY, TAG)
+    return it.test_sleep_wall(PY, TAG, TCG_CPU_SLEEP_MAX)
 
 
 def check_native():
@@ -200,7 +208,7 @@ def check_threads():
 
 
 def check_gil():
-    return it.test_gil_wall(PY, TAG)
+    return it.test_gil_wall(PY, TAG, TCG_MIN_HELD_WAIT)
 
 
 def check_kernel():
