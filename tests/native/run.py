@@ -148,7 +148,8 @@ def in_order(fr):
     if "<native truncated>" in n or "<native unmerged>" in n or "py_caller" not in n:
         return False
     i = n.index("py_caller")
-    q = [j for j, x in enumerate(n) if x.startswith("qsort")]
+    # libc's qsort_r by perf's alias rule (not weak, then the longest): __GI___qsort_r
+    q = [j for j, x in enumerate(n) if x.startswith("qsort") or x == "__GI___qsort_r"]
     if not q or "cmp" not in n or "c_leaf" not in n:
         return False
     k, leaf = n.index("cmp"), n.index("c_leaf")
