@@ -9,11 +9,14 @@
 
 struct tb_arch {
 	const char *name;           /* as uname -m says it: "x86_64", "aarch64" */
+	uint16_t elf_machine;       /* EM_X86_64, EM_AARCH64 */
 	/* the thread pointer is pthread_self() (x86_64's fs base: glibc's TLS
 	 * variant II); else it is sizeof(struct pthread) past it (variant I) */
 	int tp_is_pthread;
 	/* NULL: --native works; else what is not ported yet (one line) */
 	const char *native_missing;
+	/* the same for dump --native (a blocked thread's registers, proc/task.c) */
+	const char *dump_native_missing;
 };
 extern const struct tb_arch tb_arch;
 

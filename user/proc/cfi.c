@@ -1,10 +1,12 @@
-/* cfi.c: turns an x86-64 ELF file's .eh_frame into the compact unwind rows
- * the native unwinder reads (include/tachyon.h, docs/native-unwinding.md).
+/* cfi.c: turns an x86-64 or arm64 ELF file's .eh_frame into the compact
+ * unwind rows the native unwinder reads (include/tachyon.h,
+ * docs/native-unwinding.md; the machine's DWARF facts: proc/cfi_arch.c).
  *
  * The FDEs are listed here (dwarf_next_cfi, their CIE's pointer encoding
  * decoded); libdw evaluates the call-frame program of each, row by row
  * (dwarf_cfi_addrframe), and each row becomes one of the few rules the walk
- * knows: CFA = rsp|rbp + 8k, the return address at CFA-8, the caller's rbp
+ * knows: CFA = sp|fp + 8k, the return address at CFA-8 (arm64: also still
+ * in the link register, or saved elsewhere below the CFA), the caller's fp
  * saved at CFA-8j or unchanged; the lazy-PLT expression; a signal frame; the
  * outermost frame.  Anything else is INVALID: the walk stops there rather
  * than guess.  Every count, offset and the time spent is bounded: the file
@@ -23,16 +25,15 @@
 #include "lib/clock.h"
 #include "lib/mem.h"
 #include "proc/cfi.h"
+#include "proc/cfi_arch.h"
 #include "proc/elfsym.h"
-
-/* x86-64 DWARF register numbers */
-enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 
 #define MAX_SECTIONS 65536u
 #define CIE_CACHE 16          /* CIEs remembered (direct-mapped by offset) */
 #define MAX_CFA_OFFSET (8u * 65535)
-#define MIN_RBP_OFFSET (-1024) /* rbp saved at most 1 KiB below the CFA (s8 units of 8) */
-/* what a call-frame program may ask of libdw (x86-64 DWARF registers stop at 125: k7) */
+#define MIN_RBP_OFFSET (-1024) /* fp (or arm64's return address) saved at most 1 KiB below the CFA (s8 units of 8) */
+/* what a call-frame program may ask of libdw (x86-64 DWARF registers stop at 125: k7;
+ * arm64's at 127: v31 is 95, the SVE z31 127) */
 #define MAX_CFA_REG 127
 #define MAX_REMEMBER_DEPTH 64
 #define MAX_CFA_EXPR 1024        /* bytes of one DWARF expression */
@@ -48,6 +49,7 @@ struct cie_info {
 
 struct builder {
 	struct tb_cfi *c;
+	const struct tb_cfi_arch *arch;
 	struct tb_cfi_limits lim;
 	uint64_t cpu0, t0;       /* the thread's CPU time, CLOCK_MONOTONIC at the start */
 	char *err;
@@ -145,8 +147,10 @@ static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, cons
  * known and whole, every register number at most MAX_CFA_REG, remember_state
  * nested at most MAX_REMEMBER_DEPTH deep, every expression at most
  * MAX_CFA_EXPR bytes, the program at most MAX_CFA_PROGRAM.  set_loc's operand
- * has the FDE address encoding enc. */
-static int cfa_program_ok(const uint8_t *p, const uint8_t *end, uint8_t enc)
+ * has the FDE address encoding enc; opcode 0x2d is arm64's negate_ra_state
+ * (no operand) where the machine has it, else refused. */
+static int cfa_program_ok(const struct tb_cfi_arch *arch, const uint8_t *p, const uint8_t *end,
+			  uint8_t enc)
 {
 	unsigned depth = 0;
 
@@ -186,6 +190,10 @@ static int cfa_program_ok(const uint8_t *p, const uint8_t *end, uint8_t enc)
 		case DW_CFA_restore_state:
 			if (depth)
 				depth--;
+			continue;
+		case DW_CFA_GNU_window_save: /* = DW_CFA_AARCH64_negate_ra_state */
+			if (!arch->negate_ra_state)
+				return 0;
 			continue;
 		case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa:
 		case DW_CFA_val_offset: case DW_CFA_GNU_negative_offset_extended:
@@ -254,7 +262,7 @@ static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
 		return NULL;
 	aug = e.cie.augmentation;
 	if (!aug || aug[0] == '\0') {
-		ci->valid = cfa_program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end,
+		ci->valid = cfa_program_ok(b->arch, e.cie.initial_instructions, e.cie.initial_instructions_end,
 					   ci->fde_enc);
 		return ci->valid ? ci : NULL;
 	}
@@ -289,7 +297,7 @@ static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
 			return NULL;
 		}
 	}
-	ci->valid = cfa_program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end, ci->fde_enc);
+	ci->valid = cfa_program_ok(b->arch, e.cie.initial_instructions, e.cie.initial_instructions_end, ci->fde_enc);
 	return ci->valid ? ci : NULL;
 }
 
@@ -340,7 +348,7 @@ static int list_fdes(struct builder *b)
 				return fail(b, "an FDE's augmentation data is unreadable");
 			p += alen;
 		}
-		if (!cfa_program_ok(p, e.fde.end, ci->fde_enc))
+		if (!cfa_program_ok(b->arch, p, e.fde.end, ci->fde_enc))
 			return fail(b, "an FDE's call-frame program is beyond the bounds (a register past 127, "
 				    "remember_state nested past 64, an expression past 1 KiB or a program past 64 KiB)");
 		if (len == 0 || lo + len < lo)
@@ -398,52 +406,78 @@ static unsigned plt_threshold(const Dwarf_Op *ops, size_t n)
 	return lit;
 }
 
-/* One libdw row as a table row. */
-static struct tb_urow classify(Dwarf_Frame *f, bool signal)
+/* "saved at CFA + off", off a multiple of 8 in [MIN_RBP_OFFSET, 0): 0 and
+ * *off8 = off / 8; -1 for any other rule. */
+static int saved_below_cfa(const Dwarf_Op *ops, size_t n, int8_t *off8)
 {
-	struct tb_urow r = { 0, 0, TB_UK_INVALID, 0 };
+	int64_t off;
+
+	if (cfa_slot(ops, n, &off) || off >= 0 || off < MIN_RBP_OFFSET || off % 8)
+		return -1;
+	*off8 = (int8_t)(off / 8);
+	return 0;
+}
+
+static struct tb_urow row_of(uint8_t kind, enum tb_urow_ra ra, uint16_t cfa8, int8_t rbp8)
+{
+	return (struct tb_urow){ 0, cfa8, (uint8_t)(kind | ra << TB_URA_SHIFT), rbp8 };
+}
+
+/* One libdw row as a table row, for machine a. */
+static struct tb_urow classify(const struct tb_cfi_arch *a, Dwarf_Frame *f, bool signal)
+{
+	static const struct tb_urow invalid = { 0, 0, TB_UK_INVALID, 0 };
 	Dwarf_Op mem[3], *ops;
 	size_t n;
 	int64_t off;
 	unsigned plt;
+	uint8_t kind;
+	uint16_t cfa8 = 0;
+	int8_t ra8 = 0, fp8 = 0;
+	int ra_in_lr = 0;
 
 	if (signal)
-		return (struct tb_urow){ 0, 0, TB_UK_SIGNAL, 0 };
+		return row_of(TB_UK_SIGNAL, TB_URA_CFA8, 0, 0);
 	if (dwarf_frame_cfa(f, &ops, &n))
-		return r;
+		return invalid;
 	if (n == 0)
-		return (struct tb_urow){ 0, 0, TB_UK_STOP, 0 };
-	if (n == 1 && ops[0].atom == DW_OP_bregx &&
-	    (ops[0].number == DWREG_RSP || ops[0].number == DWREG_RBP)) {
+		return row_of(TB_UK_STOP, TB_URA_CFA8, 0, 0);
+	if (n == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == a->sp || ops[0].number == a->fp)) {
 		off = (int64_t)ops[0].number2;
 		if (off < 0 || off > MAX_CFA_OFFSET || off % 8)
-			return r;
-		r.kind = ops[0].number == DWREG_RSP ? TB_UK_RSP : TB_UK_RBP;
-		r.cfa8 = (uint16_t)(off / 8);
-	} else if ((plt = plt_threshold(ops, n))) {
-		r.kind = TB_UK_PLT;
-		r.cfa8 = (uint16_t)plt;
+			return invalid;
+		kind = ops[0].number == a->sp ? TB_UK_RSP : TB_UK_RBP;
+		cfa8 = (uint16_t)(off / 8);
+	} else if (a->lazy_plt_expr && (plt = plt_threshold(ops, n))) {
+		kind = TB_UK_PLT;
+		cfa8 = (uint16_t)plt;
 	} else {
-		return r;
+		return invalid;
 	}
-	/* the return address: at CFA-8, or undefined (outermost frame) */
-	if (dwarf_frame_register(f, DWREG_RA, mem, &ops, &n))
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
+	/* the return address: undefined (outermost frame), saved below the CFA
+	 * (x86-64: always at CFA-8), or (a link register) still in it */
+	if (dwarf_frame_register(f, a->ra, mem, &ops, &n))
+		return invalid;
 	if (n == 0 && ops == mem)
-		return (struct tb_urow){ 0, 0, TB_UK_STOP, 0 };
-	if (cfa_slot(ops, n, &off) || off != -8)
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	/* the caller's rbp: unchanged (undefined, same value) or saved below the CFA */
-	if (dwarf_frame_register(f, DWREG_RBP, mem, &ops, &n))
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	if (n == 0)
-		return r;
-	if (cfa_slot(ops, n, &off) || off >= 0 || off < MIN_RBP_OFFSET || off % 8)
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	if (r.kind == TB_UK_PLT)
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	r.rbp8 = (int8_t)(off / 8);
-	return r;
+		return row_of(TB_UK_STOP, TB_URA_CFA8, 0, 0);
+	if (n == 0 && a->ra_in_register)
+		ra_in_lr = 1;
+	else if (saved_below_cfa(ops, n, &ra8) || (!a->ra_in_register && ra8 != -1))
+		return invalid;
+	/* the caller's fp: unchanged (undefined, same value) or saved below the CFA */
+	if (dwarf_frame_register(f, a->fp, mem, &ops, &n))
+		return invalid;
+	if (n != 0 && (saved_below_cfa(ops, n, &fp8) || kind == TB_UK_PLT))
+		return invalid;
+	if (ra_in_lr)
+		return row_of(kind, TB_URA_LR, cfa8, fp8);
+	if (ra8 == -1)
+		return row_of(kind, TB_URA_CFA8, cfa8, fp8);
+	if (fp8 && ra8 == fp8 + 1)
+		return row_of(kind, TB_URA_RECORD, cfa8, fp8);
+	if (!fp8)
+		return row_of(kind, TB_URA_SAVED, cfa8, ra8);
+	return invalid;  /* both saved, apart: not a rule the walk has */
 }
 
 /* Append row r at vaddr addr (>= the last row's): merged into an equal
@@ -501,13 +535,13 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 				return -1;
 			break;
 		}
-		r = classify(f, signal);
+		r = classify(b->arch, f, signal);
 		free(f);
 		if (end > hi)
 			end = hi;
 		c->libdw_rows++;
-		c->kinds[r.kind]++;
-		if (r.kind == TB_UK_RBP) {
+		c->kinds[TB_UROW_KIND(&r)]++;
+		if (TB_UROW_KIND(&r) == TB_UK_RBP) {
 			c->rbp_bytes += end - a;
 			has_rbp = 1;
 		}
@@ -559,8 +593,8 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    !(b.ident = (const unsigned char *)elf_getident(elf, NULL)))
 		return fail(&b, "not an ELF file");
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-		return fail(&b, "not an x86-64 ELF file");
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || !(b.arch = tb_cfi_arch(eh.e_machine)))
+		return fail(&b, "not an x86-64 or arm64 ELF file");
 	if (!(scn = eh_frame_section(elf, &sh)))
 		return fail(&b, "no .eh_frame section");
 	/* read whole (libelf): bounded first, as a sparse file may claim any size */
@@ -585,7 +619,7 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 		tb_cfi_free(out);
 		return -1;
 	}
-	if (out->rbp_bytes * 100 >= out->code_bytes * TB_CFI_FP_ONLY_PERCENT)
+	if (b.arch->fp_record_at_cfa && out->rbp_bytes * 100 >= out->code_bytes * TB_CFI_FP_ONLY_PERCENT)
 		out->flags |= TB_CFI_FP_ONLY;
 	out->build_ns = tb_clock_ns(CLOCK_MONOTONIC) - b.t0;
 	return 0;
