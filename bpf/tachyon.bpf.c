@@ -964,7 +964,7 @@ static __always_inline long native_step_one(struct native_ctx *c)
 	__u64 key, word, cfa, bp;
 	__u32 slot, keep;
 	__u8 code[4];
-	__u32 leaf;
+	__u32 leaf, ra_rule;
 	long stop;
 
 	if (s->nn >= native_depth || s->nn >= TB_MAX_NATIVE)
@@ -1049,7 +1049,10 @@ by_fp:
 	default:
 		return native_stop(s, TB_NS_INVALID);
 	}
-	return native_leave(s, cfa, row->rbp8, TB_HAS_LR ? TB_UROW_RA(row) : TB_URA_CFA8);
+	ra_rule = TB_HAS_LR ? TB_UROW_RA(row) : TB_URA_CFA8;
+	/* a frame record at the frame's bottom: CFA - 8*cfa8 */
+	return native_leave(s, cfa, ra_rule == TB_URA_RECORD && !row->rbp8 ? -(int)row->cfa8 : row->rbp8,
+			    ra_rule);
 }
 
 /* bpf_loop callback: one native frame. */

@@ -406,13 +406,11 @@ static unsigned plt_threshold(const Dwarf_Op *ops, size_t n)
 	return lit;
 }
 
-/* "saved at CFA + off", off a multiple of 8 in [MIN_RBP_OFFSET, 0): 0 and
- * *off8 = off / 8; -1 for any other rule. */
-static int saved_below_cfa(const Dwarf_Op *ops, size_t n, int8_t *off8)
+/* A slot at CFA + off that a row can say: off a multiple of 8 in
+ * [MIN_RBP_OFFSET, 0): 0 and *off8 = off / 8; else -1. */
+static int saved_below_cfa(int64_t off, int8_t *off8)
 {
-	int64_t off;
-
-	if (cfa_slot(ops, n, &off) || off >= 0 || off < MIN_RBP_OFFSET || off % 8)
+	if (off >= 0 || off < MIN_RBP_OFFSET || off % 8)
 		return -1;
 	*off8 = (int8_t)(off / 8);
 	return 0;
@@ -433,8 +431,9 @@ static struct tb_urow classify(const struct tb_cfi_arch *a, Dwarf_Frame *f, bool
 	unsigned plt;
 	uint8_t kind;
 	uint16_t cfa8 = 0;
+	int64_t ra_off = 0, fp_off = 0;
 	int8_t ra8 = 0, fp8 = 0;
-	int ra_in_lr = 0;
+	int ra_in_lr, fp_saved;
 
 	if (signal)
 		return row_of(TB_UK_SIGNAL, TB_URA_CFA8, 0, 0);
@@ -460,22 +459,33 @@ static struct tb_urow classify(const struct tb_cfi_arch *a, Dwarf_Frame *f, bool
 		return invalid;
 	if (n == 0 && ops == mem)
 		return row_of(TB_UK_STOP, TB_URA_CFA8, 0, 0);
-	if (n == 0 && a->ra_in_register)
-		ra_in_lr = 1;
-	else if (saved_below_cfa(ops, n, &ra8) || (!a->ra_in_register && ra8 != -1))
+	if (n == 0 && !a->ra_in_register)
+		return invalid;
+	ra_in_lr = n == 0;
+	if (!ra_in_lr && cfa_slot(ops, n, &ra_off))
 		return invalid;
 	/* the caller's fp: unchanged (undefined, same value) or saved below the CFA */
 	if (dwarf_frame_register(f, a->fp, mem, &ops, &n))
 		return invalid;
-	if (n != 0 && (saved_below_cfa(ops, n, &fp8) || kind == TB_UK_PLT))
+	fp_saved = n != 0;
+	if (fp_saved && (cfa_slot(ops, n, &fp_off) || kind == TB_UK_PLT))
+		return invalid;
+	/* a frame record at the frame's bottom (CFA - 8*cfa8), maybe beyond
+	 * rbp8's reach: arm64's big frames (sub sp; stp x29, x30, [sp]) */
+	if (a->ra_in_register && !ra_in_lr && fp_saved && cfa8 && fp_off == -8 * (int64_t)cfa8 &&
+	    ra_off == fp_off + 8)
+		return row_of(kind, TB_URA_RECORD, cfa8, 0);
+	if (fp_saved && saved_below_cfa(fp_off, &fp8))
 		return invalid;
 	if (ra_in_lr)
 		return row_of(kind, TB_URA_LR, cfa8, fp8);
-	if (ra8 == -1)
+	if (ra_off == -8)
 		return row_of(kind, TB_URA_CFA8, cfa8, fp8);
-	if (fp8 && ra8 == fp8 + 1)
+	if (!a->ra_in_register || saved_below_cfa(ra_off, &ra8))
+		return invalid;
+	if (fp_saved && ra_off == fp_off + 8)
 		return row_of(kind, TB_URA_RECORD, cfa8, fp8);
-	if (!fp8)
+	if (!fp_saved)
 		return row_of(kind, TB_URA_SAVED, cfa8, ra8);
 	return invalid;  /* both saved, apart: not a rule the walk has */
 }
