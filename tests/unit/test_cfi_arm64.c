@@ -2,7 +2,8 @@
  * arm64 facts) on real arm64 ELF files, Debian bookworm's libc.so.6 and
  * ld-linux-aarch64.so.1 from the arm64 sysroot (scripts/arm64-sysroot.sh),
  * every row compared with what `readelf -wF` (GNU binutils, its own reading
- * of .eh_frame, not libdw's) says at the same address; and the reference
+ * of .eh_frame, not libdw's) says at the same address, and the rows of the
+ * PLT, which has no CFI; and the reference
  * unwinder (proc/unwind_ref.c) with the arm64 rules over a fake stack: the
  * leaf's return address in x30, frame records, a return address at CFA-8, a
  * signal frame and a PAC-signed return address.  Skipped (said on stderr)
@@ -18,6 +19,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <gelf.h>
 #include "proc/cfi.h"
 #include "proc/unwind_ref.h"
 
@@ -130,6 +132,44 @@ static void compare_with_readelf(const char *path, unsigned *compared)
 	assert_int_equal(mismatches, 0);
 }
 
+/* ld writes no CFI for arm64's PLT: its header INVALID, its entries CFA =
+ * sp with the return address in x30 (proc/cfi.c find_plt) */
+static void test_plt_rows(void **state)
+{
+	const char *path = SYSROOT "/lib/aarch64-linux-gnu/libc.so.6";
+	struct tb_cfi c;
+	char err[256];
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh = { 0 };
+	size_t shstrndx;
+	int fd;
+
+	(void)state;
+	if ((fd = open(path, O_RDONLY)) < 0) {
+		fprintf(stderr, "test_cfi_arm64: no %s (bash scripts/arm64-sysroot.sh): skipped\n", path);
+		skip();
+	}
+	elf_version(EV_CURRENT);
+	assert_non_null(elf = elf_begin(fd, ELF_C_READ, NULL));
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".plt") == 0)
+			break;
+	assert_non_null(scn);
+	assert_int_equal(tb_cfi_build(elf, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(tb_cfi_row(c.rows, c.nrows, c.base, sh.sh_addr)->kind, TB_UK_INVALID);
+	for (uint64_t a = sh.sh_addr + 32; a < sh.sh_addr + sh.sh_size; a += 4) {
+		const struct tb_urow *r = tb_cfi_row(c.rows, c.nrows, c.base, a);
+
+		assert_int_equal(r->kind, TB_UK_RSP | TB_URA_LR << TB_URA_SHIFT);
+		assert_int_equal(r->cfa8, 0);
+	}
+	tb_cfi_free(&c);
+	elf_end(elf);
+	close(fd);
+}
+
 static void test_rows_like_readelf(void **state)
 {
 	static const char *const files[] = { SYSROOT "/lib/aarch64-linux-gnu/libc.so.6",
@@ -230,6 +270,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_like_readelf),
+		cmocka_unit_test(test_plt_rows),
 		cmocka_unit_test(test_walk_arm64),
 	};
 

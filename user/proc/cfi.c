@@ -8,7 +8,7 @@
  * knows: CFA = sp|fp + 8k, the return address at CFA-8 (arm64: also still
  * in the link register, or saved elsewhere below the CFA), the caller's fp
  * saved at CFA-8j or unchanged; the lazy-PLT expression; a signal frame; the
- * outermost frame.  Anything else is INVALID: the walk stops there rather
+ * outermost frame; arm64's PLT, which has no CFI, gets its rule here.  Anything else is INVALID: the walk stops there rather
  * than guess.  Every count, offset and the time spent is bounded: the file
  * may be hostile.  Before libdw runs a call-frame program, the program is
  * read here (cfa_program_ok): register numbers, remember_state nesting,
@@ -58,6 +58,7 @@ struct builder {
 	Elf_Data *eh;
 	uint64_t eh_addr;
 	struct cie_info cies[CIE_CACHE];
+	struct tb_code_range plt;  /* a PLT without CFI (find_plt); hi 0: none */
 };
 
 static int fail(struct builder *b, const char *what)
@@ -567,7 +568,7 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 
 /* ------------------------------------------------------------ the file */
 
-static Elf_Scn *eh_frame_section(Elf *elf, GElf_Shdr *sh)
+static Elf_Scn *section(Elf *elf, const char *want, GElf_Shdr *sh)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -580,10 +581,49 @@ static Elf_Scn *eh_frame_section(Elf *elf, GElf_Shdr *sh)
 		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && strcmp(name, ".eh_frame") == 0)
+		if (name && strcmp(name, want) == 0)
 			return scn;
 	}
 	return NULL;
+}
+
+/* A PLT without CFI (arm64: ld describes none): [lo, hi) of its entries
+ * after the header into b->plt, when no FDE overlaps the section; the
+ * table's base then starts at the PLT if it comes first. */
+static int find_plt(struct builder *b, Elf *elf)
+{
+	struct tb_cfi *c = b->c;
+	GElf_Shdr sh;
+	uint64_t lo, hi;
+
+	if (!b->arch->plt_header || !section(elf, ".plt", &sh) || sh.sh_size <= b->arch->plt_header ||
+	    sh.sh_addr + sh.sh_size < sh.sh_addr)
+		return 0;
+	lo = sh.sh_addr;
+	hi = sh.sh_addr + sh.sh_size;
+	for (uint32_t i = 0; i < c->nfdes; i++)
+		if (c->fdes[i].lo < hi && lo < c->fdes[i].hi)
+			return 0;
+	if (lo < c->base) {
+		if (c->fdes[c->nfdes - 1].hi - lo > UINT32_MAX)
+			return fail(b, "code spans more than 4 GiB");
+		c->base = lo;
+	}
+	b->plt = (struct tb_code_range){ lo, hi };
+	return 0;
+}
+
+/* The PLT's rows (find_plt): its header INVALID (lazy binding's entry,
+ * which pushes x16 and x30), its entries (adrp, ldr, add, br: sp and x30
+ * untouched) CFA = sp with the return address in x30; an INVALID row at its
+ * end before a gap to the next FDE at next_lo. */
+static int plt_rows(struct builder *b, uint64_t next_lo)
+{
+	const struct tb_urow entry = { 0, 0, TB_UK_RSP | TB_URA_LR << TB_URA_SHIFT, 0 };
+
+	if (emit(b, b->plt.lo, invalid_row) || emit(b, b->plt.lo + b->arch->plt_header, entry))
+		return -1;
+	return next_lo - b->plt.hi > TB_CFI_MAX_PAD ? emit(b, b->plt.hi, invalid_row) : 0;
 }
 
 int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, char *err,
@@ -605,7 +645,7 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 		return fail(&b, "not an ELF file");
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || !(b.arch = tb_cfi_arch(eh.e_machine)))
 		return fail(&b, "not an x86-64 or arm64 ELF file");
-	if (!(scn = eh_frame_section(elf, &sh)))
+	if (!(scn = section(elf, ".eh_frame", &sh)))
 		return fail(&b, "no .eh_frame section");
 	/* read whole (libelf): bounded first, as a sparse file may claim any size */
 	if (sh.sh_size > TB_ELF_MAX_SECTION)
@@ -613,7 +653,7 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 	if (!(b.eh = tb_elf_data(elf, scn)) || !b.eh->d_buf || b.eh->d_size != sh.sh_size)
 		return fail(&b, ".eh_frame is unreadable (truncated file?)");
 	b.eh_addr = sh.sh_addr;
-	if (list_fdes(&b)) {
+	if (list_fdes(&b) || find_plt(&b, elf)) {
 		tb_cfi_free(out);
 		return -1;
 	}
@@ -621,9 +661,16 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 		tb_cfi_free(out);
 		return fail(&b, "libdw cannot read .eh_frame");
 	}
-	for (uint32_t i = 0; i < out->nfdes && !rc; i++)
-		rc = fde_rows(&b, cfi, out->fdes[i].lo, out->fdes[i].hi,
-			      i + 1 < out->nfdes ? out->fdes[i + 1].lo : UINT64_MAX);
+	for (uint32_t i = 0; i < out->nfdes && !rc; i++) {
+		if (b.plt.hi && b.plt.lo < out->fdes[i].lo) {
+			rc = plt_rows(&b, out->fdes[i].lo);
+			b.plt.hi = 0;
+		}
+		rc = rc ? rc : fde_rows(&b, cfi, out->fdes[i].lo, out->fdes[i].hi,
+					i + 1 < out->nfdes ? out->fdes[i + 1].lo : UINT64_MAX);
+	}
+	if (!rc && b.plt.hi)
+		rc = plt_rows(&b, UINT64_MAX);
 	dwarf_cfi_end(cfi);
 	if (rc) {
 		tb_cfi_free(out);

@@ -25,6 +25,10 @@ struct tb_cfi_arch {
 	/* DW_CFA_AARCH64_negate_ra_state (opcode 0x2d, no operand): pointer
 	 * authentication signs the saved return address; the walk strips it */
 	int negate_ra_state;
+	/* the PLT has no CFI (arm64's ld writes none): the bytes of its header
+	 * (lazy binding's entry, 32 on arm64); its entries keep sp and the
+	 * return address in the link register.  0: the PLT has CFI (x86-64) */
+	uint32_t plt_header;
 	/* the walk: */
 	uint64_t ra_mask;         /* a saved return address's bits that are the address (arm64: PAC) */
 	/* the interrupted fp, sp, pc (and lr, if ra_in_register) in the signal
