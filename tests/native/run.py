@@ -225,6 +225,28 @@ def check_chain(argv):
     return "the whole C chain under call_chain in %.1f%% of %d; %s partial" % (share, total, m.group(1))
 
 
+def check_signal(argv):
+    """Samples in a signal handler (chain_handler, SIGALRM every 20 ms) are unwound through the
+    signal frame to the code it interrupted: chain_interrupted under call_signal, then the
+    handler's chain, in >= 90% of the samples in chain_handler."""
+    stacks, err = capture(argv, ("--native",), mode="signal")
+
+    def through(fr):
+        n = [x for x, m in fr if m.startswith("libchain")]
+        return "chain_interrupted" in n and n[n.index("chain_interrupted") + 1:][:4] == \
+            ["chain_handler", "chain_a", "chain_b", "chain_c"]
+    in_handler = [(fr, n) for fr, n in stacks if any(x == "chain_handler" for x, _ in fr)]
+    total = sum(n for _, n in in_handler)
+    assert total >= 20, "only %d samples in chain_handler" % total
+    hits = sum(n for fr, n in in_handler
+               if "call_signal" in names(fr) and through(fr[names(fr).index("call_signal") + 1:]))
+    share = 100.0 * hits / total
+    assert share >= 90.0, "call_signal -> chain_interrupted -> <signal> -> chain_handler -> ... -> " \
+        "chain_c in %.1f%% of %d samples in the handler" % (share, total)
+    return "call_signal -> chain_interrupted -> (signal frame) -> chain_handler -> chain_c in %.1f%% " \
+        "of %d samples in the handler" % (share, total)
+
+
 PARTIAL_RE = re.compile(r"native: (\d+) of (\d+) samples \(([\d.]+)%\) partial:")
 
 
@@ -655,6 +677,7 @@ def main():
             check("qsort %s" % label, check_qsort, argv)
             check("zlib %s" % label, check_zlib, argv)
             check("chain %s" % label, check_chain, argv)
+            check("signal %s" % label, check_signal, argv)
             check("leaf %s" % label, check_leaf, argv)
             check("early %s" % label, check_early, argv)
             check("both %s" % label, check_both, argv)
