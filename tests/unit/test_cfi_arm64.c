@@ -3,7 +3,8 @@
  * ld-linux-aarch64.so.1 from the arm64 sysroot (scripts/arm64-sysroot.sh),
  * every row compared with what `readelf -wF` (GNU binutils, its own reading
  * of .eh_frame, not libdw's) says at the same address, and the rows of the
- * PLT, which has no CFI; and the reference
+ * PLT, which has no CFI; rows read from A64 code (the arm64 vDSO has no
+ * CFI); and the reference
  * unwinder (proc/unwind_ref.c) with the arm64 rules over a fake stack: the
  * leaf's return address in x30, frame records, a return address at CFA-8, a
  * signal frame and a PAC-signed return address.  Skipped (said on stderr)
@@ -20,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <gelf.h>
+#include "proc/a64rows.h"
 #include "proc/cfi.h"
 #include "proc/unwind_ref.h"
 
@@ -188,6 +190,73 @@ static void test_rows_like_readelf(void **state)
 	}
 }
 
+/* ------------------------------------------------------------ rows from code */
+
+struct got_rows {
+	uint64_t addr[32];
+	struct tb_urow row[32];
+	unsigned n;
+};
+
+static void record_row(void *ctx, uint64_t addr, struct tb_urow r)
+{
+	struct got_rows *g = ctx;
+
+	assert_true(g->n < 32);
+	g->addr[g->n] = addr;
+	g->row[g->n++] = r;
+}
+
+#define LR_ROW ((uint8_t)(TB_UK_RSP | TB_URA_LR << TB_URA_SHIFT))
+#define REC_ROW ((uint8_t)(TB_UK_RSP | TB_URA_RECORD << TB_URA_SHIFT))
+
+/* proc/a64rows.c on the shapes of the kernel's arm64 vDSO (6.12's
+ * __kernel_getrandom: a record, an epilogue and a ret mid-function; its
+ * clock functions: leaves) and what it must refuse */
+static void test_code_rows(void **state)
+{
+	static const uint32_t framed[] = {
+		0xd503233f, /* paciasp */
+		0xa9b87bfd, /* stp x29, x30, [sp, #-128]! */
+		0x910003fd, /* mov x29, sp */
+		0xd10043ff, /* sub sp, sp, #16 */
+		0x94000000, /* bl (x30 saved: fine) */
+		0x910043ff, /* add sp, sp, #16 */
+		0xa8c87bfd, /* ldp x29, x30, [sp], #128 */
+		0xd50323bf, /* autiasp */
+		0xd65f03c0, /* ret */
+		0xf9400260, /* ldr x0, [x19]: the body again */
+		0xf100041f, /* cmp x0, #1 (subs xzr: not sp) */
+		0x910003bf, /* mov sp, x29: not followed */
+		0xd65f03c0, /* ret */
+	};
+	static const uint32_t leaf[] = { 0xd2800e28, 0xd4000001, 0xd65f03c0 }; /* mov x8; svc; ret */
+	static const uint32_t calls[] = { 0x94000000, 0xd65f03c0 };          /* bl at entry: x30 lost */
+	struct got_rows g = { .n = 0 };
+
+	(void)state;
+	tb_a64_rows((const uint8_t *)framed, 0x800, 0x800 + sizeof(framed), record_row, &g);
+	assert_int_equal(g.n, 13);
+	assert_int_equal(g.row[0].kind, LR_ROW);           /* paciasp */
+	assert_int_equal(g.row[1].kind, LR_ROW);           /* at the stp */
+	assert_true(g.row[2].kind == REC_ROW && g.row[2].cfa8 == 16 && g.row[2].rbp8 == 0);
+	assert_true(g.row[4].kind == REC_ROW && g.row[4].cfa8 == 18 && g.row[4].rbp8 == -16);
+	assert_true(g.row[6].kind == REC_ROW && g.row[6].cfa8 == 16 && g.row[6].rbp8 == 0);
+	assert_int_equal(g.row[7].kind, LR_ROW);           /* after the ldp */
+	assert_int_equal(g.row[8].kind, LR_ROW);           /* the ret */
+	assert_true(g.row[9].kind == REC_ROW && g.row[9].cfa8 == 16);
+	assert_int_equal(g.row[10].kind, REC_ROW);
+	assert_int_equal(g.row[11].kind, REC_ROW);         /* at the mov sp, x29 */
+	assert_int_equal(g.row[12].kind, TB_UK_INVALID);   /* after it */
+	g.n = 0;
+	tb_a64_rows((const uint8_t *)leaf, 0x100, 0x100 + sizeof(leaf), record_row, &g);
+	for (unsigned i = 0; i < g.n; i++)
+		assert_true(g.row[i].kind == LR_ROW && g.row[i].cfa8 == 0);
+	g.n = 0;
+	tb_a64_rows((const uint8_t *)calls, 0x100, 0x100 + sizeof(calls), record_row, &g);
+	assert_true(g.n == 2 && g.row[0].kind == LR_ROW && g.row[1].kind == TB_UK_INVALID);
+}
+
 /* ------------------------------------------------------------ the walk */
 
 #define CODE 0x400000ull
@@ -271,6 +340,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_like_readelf),
 		cmocka_unit_test(test_plt_rows),
+		cmocka_unit_test(test_code_rows),
 		cmocka_unit_test(test_walk_arm64),
 	};
 

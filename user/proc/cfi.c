@@ -25,6 +25,7 @@
 #include "lib/clock.h"
 #include "lib/mem.h"
 #include "proc/cfi.h"
+#include "proc/a64rows.h"
 #include "proc/cfi_arch.h"
 #include "proc/elfsym.h"
 
@@ -38,6 +39,8 @@
 #define MAX_REMEMBER_DEPTH 64
 #define MAX_CFA_EXPR 1024        /* bytes of one DWARF expression */
 #define MAX_CFA_PROGRAM (64u << 10) /* bytes of one CIE's or FDE's instructions */
+#define MAX_CODE_ROWS_BYTES (64u << 10) /* code of a file without CFI read for its rows (a vDSO) */
+#define MAX_CODE_ROWS_FUNCS 256u
 
 struct cie_info {
 	Dwarf_Off offset;
@@ -59,6 +62,7 @@ struct builder {
 	uint64_t eh_addr;
 	struct cie_info cies[CIE_CACHE];
 	struct tb_code_range plt;  /* a PLT without CFI (find_plt); hi 0: none */
+	int emit_failed;           /* emit_cb: a row could not be added */
 };
 
 static int fail(struct builder *b, const char *what)
@@ -626,6 +630,102 @@ static int plt_rows(struct builder *b, uint64_t next_lo)
 	return next_lo - b->plt.hi > TB_CFI_MAX_PAD ? emit(b, b->plt.hi, invalid_row) : 0;
 }
 
+/* ------------------------------------------------------------ rows from code */
+
+static void emit_cb(void *ctx, uint64_t addr, struct tb_urow r)
+{
+	struct builder *b = ctx;
+
+	if (!b->emit_failed && emit(b, addr, r))
+		b->emit_failed = 1;
+}
+
+/* The file bytes of ELF vaddrs [lo, hi) from the PT_LOAD holding them, or NULL. */
+static const uint8_t *load_bytes(Elf *elf, uint64_t lo, uint64_t hi)
+{
+	size_t nphdr;
+	Elf_Data *d;
+
+	if (elf_getphdrnum(elf, &nphdr))
+		return NULL;
+	for (size_t i = 0; i < nphdr && i < 64; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || lo < ph.p_vaddr ||
+		    hi > ph.p_vaddr + ph.p_filesz || hi < lo)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + (lo - ph.p_vaddr)), hi - lo, ELF_T_BYTE);
+		return d && d->d_size == hi - lo ? d->d_buf : NULL;
+	}
+	return NULL;
+}
+
+/* A file without .eh_frame whose machine reads rows from code (arm64: the
+ * kernel's vDSO has no CFI): each .dynsym function's rows from its
+ * instructions (proc/a64rows.c), a SIGNAL row over the signal trampoline
+ * from the nop before it (return addresses are looked up at pc-1), an
+ * INVALID row after each where a gap follows.  At most
+ * MAX_CODE_ROWS_FUNCS functions of MAX_CODE_ROWS_BYTES in all. */
+static int code_table(struct builder *b, Elf *elf)
+{
+	struct tb_cfi *c = b->c;
+	GElf_Shdr sh;
+	Elf_Scn *scn = section(elf, ".dynsym", &sh);
+	Elf_Data *d;
+	uint64_t sigreturn = 0, bytes = 0;
+	size_t n;
+
+	if (!scn || sh.sh_entsize != sizeof(Elf64_Sym) || !(d = tb_elf_data(elf, scn)))
+		return fail(b, "no .eh_frame section");
+	n = d->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < n && i <= MAX_CODE_ROWS_FUNCS; i++) {
+		GElf_Sym sym;
+		const char *name;
+		struct tb_code_range r;
+
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_size ||
+		    sym.st_value % 4 || sym.st_value + sym.st_size < sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (name && strcmp(name, b->arch->code_rows_sigreturn) == 0 && sym.st_value >= 4) {
+			sigreturn = sym.st_value - 4;
+			r = (struct tb_code_range){ sigreturn, sym.st_value + sym.st_size };
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+			r = (struct tb_code_range){ sym.st_value, sym.st_value + sym.st_size };
+		} else {
+			continue;
+		}
+		c->fdes = tb_grow(c->fdes, &c->fdes_cap, c->nfdes + 1, sizeof(*c->fdes), 64);
+		c->fdes[c->nfdes++] = r;
+		bytes += r.hi - r.lo;
+	}
+	if (!c->nfdes || bytes > MAX_CODE_ROWS_BYTES)
+		return fail(b, "no .eh_frame section");
+	tb_qsort(c->fdes, c->nfdes, sizeof(*c->fdes), cmp_range);
+	for (uint32_t i = 1; i < c->nfdes; i++)
+		if (c->fdes[i].lo < c->fdes[i - 1].hi)
+			return fail(b, "no .eh_frame section, and its functions overlap");
+	c->base = c->fdes[0].lo;
+	for (uint32_t i = 0; i < c->nfdes; i++) {
+		uint64_t lo = c->fdes[i].lo, hi = c->fdes[i].hi;
+		uint64_t next = i + 1 < c->nfdes ? c->fdes[i + 1].lo : UINT64_MAX;
+		const uint8_t *code = load_bytes(elf, lo, hi);
+
+		if (!code)
+			return fail(b, "no .eh_frame section, and its code is unreadable");
+		if (lo == sigreturn)
+			emit_cb(b, lo, (struct tb_urow){ 0, 0, TB_UK_SIGNAL, 0 });
+		else
+			tb_a64_rows(code, lo, hi, emit_cb, b);
+		if (next - hi > TB_CFI_MAX_PAD)
+			emit_cb(b, hi, invalid_row);
+		if (b->emit_failed)
+			return -1;
+		c->code_bytes += hi - lo;
+	}
+	return 0;
+}
+
 int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, char *err,
 		 size_t errlen)
 {
@@ -645,8 +745,16 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 		return fail(&b, "not an ELF file");
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || !(b.arch = tb_cfi_arch(eh.e_machine)))
 		return fail(&b, "not an x86-64 or arm64 ELF file");
-	if (!(scn = section(elf, ".eh_frame", &sh)))
-		return fail(&b, "no .eh_frame section");
+	if (!(scn = section(elf, ".eh_frame", &sh))) {
+		if (!b.arch->code_rows_sigreturn)
+			return fail(&b, "no .eh_frame section");
+		if (code_table(&b, elf)) {
+			tb_cfi_free(out);
+			return -1;
+		}
+		out->build_ns = tb_clock_ns(CLOCK_MONOTONIC) - b.t0;
+		return 0;
+	}
 	/* read whole (libelf): bounded first, as a sparse file may claim any size */
 	if (sh.sh_size > TB_ELF_MAX_SECTION)
 		return fail(&b, ".eh_frame is larger than 64 MiB");

@@ -39,6 +39,7 @@ static const struct tb_cfi_arch arches[] = {
 	/* x29 (fp) 29, x30 (lr) 30, sp 31 */
 	{ EM_AARCH64, "arm64", .sp = 31, .fp = 29, .ra = 30, .ra_in_register = 1,
 	  .fp_record_at_cfa = 0, .lazy_plt_expr = 0, .negate_ra_state = 1, .plt_header = 32,
+	  .code_rows_sigreturn = "__kernel_rt_sigreturn",
 	  .ra_mask = (1ull << 48) - 1,   /* user addresses are below 2^48: PAC bits stripped */
 	  /* rt_sigframe: siginfo (128), the ucontext's mcontext 176 bytes in:
 	   * fault_address, then regs[0..30], sp, pc */

@@ -29,6 +29,10 @@ struct tb_cfi_arch {
 	 * (lazy binding's entry, 32 on arm64); its entries keep sp and the
 	 * return address in the link register.  0: the PLT has CFI (x86-64) */
 	uint32_t plt_header;
+	/* a file without .eh_frame, small (the kernel's arm64 vDSO) gets rows
+	 * read from its code (proc/a64rows.c) for each .dynsym function, and a
+	 * signal frame row over this symbol; NULL: such files have no table */
+	const char *code_rows_sigreturn;
 	/* the walk: */
 	uint64_t ra_mask;         /* a saved return address's bits that are the address (arm64: PAC) */
 	/* the interrupted fp, sp, pc (and lr, if ra_in_register) in the signal
