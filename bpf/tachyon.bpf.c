@@ -1050,9 +1050,9 @@ by_fp:
 		return native_stop(s, TB_NS_INVALID);
 	}
 	ra_rule = TB_HAS_LR ? TB_UROW_RA(row) : TB_URA_CFA8;
-	/* a frame record at the frame's bottom: CFA - 8*cfa8 */
-	return native_leave(s, cfa, ra_rule == TB_URA_RECORD && !row->rbp8 ? -(int)row->cfa8 : row->rbp8,
-			    ra_rule);
+	/* a frame record 8*rbp8 above the frame's bottom (CFA - 8*cfa8) when rbp8 >= 0 */
+	return native_leave(s, cfa, ra_rule == TB_URA_RECORD && row->rbp8 >= 0 ?
+			    (int)row->rbp8 - (int)row->cfa8 : row->rbp8, ra_rule);
 }
 
 /* bpf_loop callback: one native frame. */

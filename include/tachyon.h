@@ -249,9 +249,10 @@ enum tb_urow_ra {
 	TB_URA_CFA8 = 0,   /* at CFA-8; the caller's fp saved at CFA + 8*rbp8 (0: unchanged) */
 	TB_URA_LR,         /* still in the link register (a leaf before its prologue saves it):
 			    * the caller's fp saved at CFA + 8*rbp8 (0: unchanged) */
-	TB_URA_RECORD,     /* a frame record: the caller's fp at CFA + 8*rbp8 (0: at CFA -
-			    * 8*cfa8, the frame's bottom, where arm64's big frames keep it,
-			    * beyond rbp8's reach), the return address right after it */
+	TB_URA_RECORD,     /* a frame record: the caller's fp, the return address right after
+			    * it; at CFA + 8*rbp8 when rbp8 < 0, else 8*rbp8 above the frame's
+			    * bottom (CFA - 8*cfa8: sp-based rows), where arm64's big frames
+			    * keep it, beyond CFA - 1 KiB */
 	TB_URA_SAVED,      /* at CFA + 8*rbp8, the caller's fp unchanged */
 };
 #define TB_URA_SHIFT 4

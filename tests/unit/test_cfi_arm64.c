@@ -45,9 +45,10 @@ static int expected_row(const char *cfa, const char *fp, const char *ra, struct 
 	    (strcmp(ra, "u") && sscanf(ra, "c%ld", &ra_off) != 1))
 		return -1;
 	*out = (struct tb_urow){ 0, (uint16_t)(cfa_off / 8), kind, (int8_t)(fp_off / 8) };
-	if (fp_off && fp_off == -cfa_off && ra_off == fp_off + 8) {   /* the record at the frame's bottom */
+	if (fp_off < 0 && ra_off == fp_off + 8 && (fp_off == -cfa_off || fp_off < -1024) &&
+	    fp_off + cfa_off >= 0 && fp_off + cfa_off <= 8 * 127) {   /* the record from the frame's bottom */
 		out->kind |= TB_URA_RECORD << TB_URA_SHIFT;
-		out->rbp8 = 0;
+		out->rbp8 = (int8_t)((fp_off + cfa_off) / 8);
 		return 0;
 	}
 	if (fp_off < -1024 || ra_off < -1024 || fp_off > 0 || ra_off > 0) /* beyond a row's reach */

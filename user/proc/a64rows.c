@@ -36,10 +36,10 @@ static struct tb_urow row_of(const struct frame *f)
 		return r;
 	r.kind = TB_UK_RSP | TB_URA_RECORD << TB_URA_SHIFT;
 	r.cfa8 = (uint16_t)(f->cfa / 8);
-	if (f->record == f->cfa)
-		r.rbp8 = 0;                              /* at the frame's bottom */
-	else if (f->record <= 1024)
-		r.rbp8 = (int8_t)-(int)(f->record / 8);
+	if (f->record <= 1024 && f->record != f->cfa)
+		r.rbp8 = (int8_t)-(int)(f->record / 8);  /* at CFA - record */
+	else if (f->cfa - f->record <= 8 * 127)
+		r.rbp8 = (int8_t)((f->cfa - f->record) / 8); /* that far above the frame's bottom */
 	else
 		r.kind = TB_UK_INVALID;
 	return r;

@@ -475,11 +475,13 @@ static struct tb_urow classify(const struct tb_cfi_arch *a, Dwarf_Frame *f, bool
 	fp_saved = n != 0;
 	if (fp_saved && (cfa_slot(ops, n, &fp_off) || kind == TB_UK_PLT))
 		return invalid;
-	/* a frame record at the frame's bottom (CFA - 8*cfa8), maybe beyond
-	 * rbp8's reach: arm64's big frames (sub sp; stp x29, x30, [sp]) */
-	if (a->ra_in_register && !ra_in_lr && fp_saved && cfa8 && fp_off == -8 * (int64_t)cfa8 &&
-	    ra_off == fp_off + 8)
-		return row_of(kind, TB_URA_RECORD, cfa8, 0);
+	/* a frame record near the frame's bottom (CFA - 8*cfa8), maybe beyond
+	 * rbp8's reach below the CFA: arm64's big frames (sub sp; stp x29, x30,
+	 * [sp, #16]): rbp8 >= 0 says it from the bottom */
+	if (a->ra_in_register && !ra_in_lr && fp_saved && ra_off == fp_off + 8 && fp_off < 0 &&
+	    (fp_off == -8 * (int64_t)cfa8 || fp_off < MIN_RBP_OFFSET) &&
+	    fp_off + 8 * (int64_t)cfa8 >= 0 && fp_off + 8 * (int64_t)cfa8 <= 8 * 127 && fp_off % 8 == 0)
+		return row_of(kind, TB_URA_RECORD, cfa8, (int8_t)((fp_off + 8 * (int64_t)cfa8) / 8));
 	if (fp_saved && saved_below_cfa(fp_off, &fp8))
 		return invalid;
 	if (ra_in_lr)

@@ -196,9 +196,10 @@ uint32_t tb_unwind(const struct tb_uw_walk *w, const struct tb_uw_regs *regs,
 			*stop = TB_UW_INVALID;
 			return n;
 		}
-		/* a frame record at the frame's bottom: CFA - 8*cfa8 */
+		/* a frame record 8*rbp8 above the frame's bottom (CFA - 8*cfa8) when rbp8 >= 0 */
 		if (leave(w, a, &s, cfa,
-			  TB_UROW_RA(row) == TB_URA_RECORD && !row->rbp8 ? -(int)row->cfa8 : row->rbp8,
+			  TB_UROW_RA(row) == TB_URA_RECORD && row->rbp8 >= 0 ?
+			  (int)row->rbp8 - (int)row->cfa8 : row->rbp8,
 			  TB_UROW_RA(row), stop))
 			return n;
 	}
