@@ -286,7 +286,7 @@ static int read_stack(void *ctx, uint64_t addr, void *buf, size_t len)
  * a frame record at CFA-32; x29 frame [0x300, 0x400): CFA = x29+16, ra at
  * CFA-8, x29 at CFA-16; signal trampoline [0x400, 0x500); outer [0x500,
  * 0x600): STOP. */
-static const struct tb_urow rows[] = {
+static struct tb_urow rows[] = {
 	{ 0x100, 0, TB_UK_RSP | RA(TB_URA_LR), 0 },
 	{ 0x200, 4, TB_UK_RSP | RA(TB_URA_RECORD), -4 },
 	{ 0x300, 2, TB_UK_RBP | RA(TB_URA_CFA8), -2 },
@@ -336,6 +336,13 @@ static void test_walk_arm64(void **state)
 	assert_int_equal(f[3].pc, CODE + 0x404);                          /* the trampoline */
 	assert_true(f[4].pc == CODE + 0x120 && !(f[4].flags & TB_UW_RA)); /* interrupted: x30 again */
 	assert_int_equal(f[5].pc, CODE + 0x508);                          /* outermost */
+
+	/* the same record said from the frame's bottom (rbp8 >= 0: CFA - 8*cfa8 + 8*rbp8) */
+	rows[1].rbp8 = 0;
+	n = walk(CODE + 0x110, STACK, 0x1234, CODE + 0x208, f, &stop);
+	rows[1].rbp8 = -4;
+	assert_int_equal(n, 6);
+	assert_int_equal(f[2].pc, CODE + 0x304);
 
 	/* a caller whose row says "ra in x30": its x30 is long gone */
 	n = walk(CODE + 0x110, STACK, 0, CODE + 0x110 + 4, f, &stop);
