@@ -103,7 +103,7 @@ for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks v2 pr
 done
 
 # arm64: make dist ARCH=arm64's static binary under qemu-aarch64 says what the x86_64 one says
-# (help, man page, completions, every golden output); dump --native refused in one line
+# (help, man page, completions, every golden output)
 counted arm64-user bash tests/arm64/check-user.sh
 # arm64 unwind rows against readelf on the sysroot's libc and ld.so (made by the arm64 build above:
 # the unit run skips the test without it, this one requires it)

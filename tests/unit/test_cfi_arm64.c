@@ -301,7 +301,7 @@ static uint32_t walk(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lr, struct 
 	static const struct tb_uw_file file = { rows, 6, 0, CODE, NULL, 0 };
 	static const struct tb_uw_range range = { { CODE, CODE + 0x1000 }, 0, &file };
 	struct tb_uw_walk w = { &range, 1, read_stack, NULL, 16, 1, tb_cfi_arch(EM_AARCH64) };
-	struct tb_uw_regs r = { pc, sp, fp, 0, lr };
+	struct tb_uw_regs r = { pc, sp, fp, 0, lr, 1 };
 
 	return tb_unwind(&w, &r, out, stop);
 }

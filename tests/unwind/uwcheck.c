@@ -257,7 +257,7 @@ static void sample(int k, pid_t pid, pid_t tid, Dwfl *dwfl, int verbose)
 		die("ptrace");
 	if (ptrace(PTRACE_GETREGS, tid, 0, &regs))
 		die("PTRACE_GETREGS");
-	r = (struct tb_uw_regs){ regs.rip, regs.rsp, regs.rbp, (int64_t)regs.orig_rax != -1, 0 };
+	r = (struct tb_uw_regs){ regs.rip, regs.rsp, regs.rbp, (int64_t)regs.orig_rax != -1, 0, 0 };
 	n = tb_unwind(&w, &r, ours, &stop);
 	dwfl_getthread_frames(dwfl, tid, on_dwfl_frame, &theirs);
 	while (common < (int)n && common < theirs.n && ours[common].pc == theirs.pc[common])

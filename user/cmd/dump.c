@@ -364,8 +364,8 @@ int tb_cmd_dump(int argc, char **argv)
 		fprintf(stderr, "tachyon-bpf: dump: give one process id\n");
 		return 2;
 	}
-	if (native && tb_arch.dump_native_missing) {
-		fprintf(stderr, "tachyon-bpf: dump: --native: %s\n", tb_arch.dump_native_missing);
+	if (native && tb_arch.native_missing) {
+		fprintf(stderr, "tachyon-bpf: dump: --native: %s\n", tb_arch.native_missing);
 		return 1;
 	}
 	if (refused(pid))

@@ -182,7 +182,7 @@ static uint32_t walk_blocked(struct dump_native *d, const struct tb_uw_walk *w, 
 
 	*stop = TB_UW_NO_REGS;
 	for (int i = 0; i < ncand; i++) {
-		struct tb_uw_regs regs = { pc, sp, cand[i], 1, 0 }; /* it resumes after the syscall */
+		struct tb_uw_regs regs = { pc, sp, cand[i], 1, 0, 0 }; /* it resumes after the syscall */
 		enum tb_uw_stop st;
 		uint32_t n = tb_unwind(w, &regs, tmp, &st);
 

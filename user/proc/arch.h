@@ -15,8 +15,6 @@ struct tb_arch {
 	int tp_is_pthread;
 	/* NULL: --native works; else what is not ported yet (one line) */
 	const char *native_missing;
-	/* the same for dump --native (a blocked thread's registers, proc/task.c) */
-	const char *dump_native_missing;
 };
 extern const struct tb_arch tb_arch;
 

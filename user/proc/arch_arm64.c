@@ -11,8 +11,6 @@ const struct tb_arch tb_arch = {
 	.elf_machine = EM_AARCH64,
 	.tp_is_pthread = 0,
 	.native_missing = NULL,
-	.dump_native_missing = "not ported to arm64 yet (a blocked thread's registers and the "
-			       "reference unwinder's link register)",
 };
 
 uint64_t tb_arch_breakpoint_word(uint64_t word)

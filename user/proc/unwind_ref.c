@@ -117,7 +117,8 @@ uint32_t tb_unwind(const struct tb_uw_walk *w, const struct tb_uw_regs *regs,
 		   struct tb_uw_frame *out, enum tb_uw_stop *stop)
 {
 	const struct tb_cfi_arch *a = w->arch ? w->arch : tb_cfi_arch_host();
-	struct state s = { regs->ip, regs->sp, regs->bp, !!regs->ip_is_ra, regs->lr, a->ra_in_register };
+	struct state s = { regs->ip, regs->sp, regs->bp, !!regs->ip_is_ra, regs->lr,
+			   a->ra_in_register && regs->has_lr };
 	uint32_t max = w->max_depth < TB_UW_MAX_DEPTH ? w->max_depth : TB_UW_MAX_DEPTH;
 	uint32_t n = 0;
 

@@ -55,7 +55,9 @@ struct tb_uw_range {
 struct tb_uw_regs {
 	uint64_t ip, sp, bp;
 	int ip_is_ra;                      /* the leaf resumes after a call or syscall: look up ip-1 */
-	uint64_t lr;                       /* the link register (arm64; unused on x86-64) */
+	uint64_t lr;                       /* the link register (arm64; unused on x86-64), */
+	int has_lr;                        /* if known (a blocked thread's /proc/PID/task/TID/syscall
+					    * has no lr: the BPF walk always has it) */
 };
 
 struct tb_uw_frame {
