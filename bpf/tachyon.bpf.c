@@ -151,13 +151,15 @@ struct scratch {
 	__u32 wake;       /* wake the agent at this record (a body's code not seen before) */
 	/* the native walk: registers of the frame being left */
 	__u64 npc, nsp, nbp;
+	__u64 nlr;        /* the link register (arm64), while nlr_ok */
+	__u32 nlr_ok;     /* nlr is this frame's: the first frame, or one a signal frame resumes */
 	__u32 nra;        /* npc is a return address (look up npc - 1) */
 	__u32 nn;         /* native words written */
 	__u32 nat;        /* index of the first native word in words[] */
 	__u32 nstop;      /* TB_NS_* */
 	__u32 nguess;     /* a frame without a table was left by frame pointer: rbp may be a guess */
 	__u32 npartial;   /* a frame without a table met: TB_NS_UNKNOWN_MAP (before NO_TABLE) */
-	__u64 sigbuf[7];  /* a signal frame's rbp .. rip (sigcontext) */
+	__u64 sigbuf[7];  /* a signal frame's registers (sigcontext; bpf/arch/TARGET.h) */
 	__u64 uregs[TB_PT_REGS_WORDS]; /* the task's saved user registers (saved_user_regs) */
 	__u8 tbuf[TB_TSTATE_BUF + 8];
 	__u8 gbuf[64];
@@ -738,13 +740,14 @@ static __always_inline void kernel_stack(void *ctx, struct scratch *s)
 /* ---- native user frames (--native): docs/native-unwinding.md ----
  * The walk of user/proc/unwind_ref.c, step for step: one bpf_loop callback
  * per frame finds the pc's mapping (umaps), its file's row (urows), applies
- * the CFA rule and reads the return address (and the caller's rbp) in one
- * read; files without a table are left by frame pointer.  Every stop has a
+ * the CFA rule and reads the return address (and the caller's frame
+ * pointer) in one read, or takes it from the link register (arm64's leaf);
+ * files without a table are left by frame pointer.  Every stop has a
  * reason (TB_NS_*).  Words are written at words[at + i]. */
 
 /* The user registers a walk starts from. */
 struct uregs {
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, lr;   /* lr: the link register (arm64), 0 on x86-64 */
 	__u32 is_ra;       /* ip follows a syscall: look up ip - 1 */
 	__u32 ok;
 };
@@ -805,6 +808,7 @@ static __always_inline void user_regs(struct scratch *s, void *ctx, struct uregs
 			r->ip = CTX_REG(ctx, TB_REG_IP);
 			r->sp = CTX_REG(ctx, TB_REG_SP);
 			r->bp = CTX_REG(ctx, TB_REG_BP);
+			r->lr = TB_CTX_LR(ctx);
 			r->is_ra = 0;
 			r->ok = TB_MODE_USER64(mode);
 			return;
@@ -815,6 +819,7 @@ static __always_inline void user_regs(struct scratch *s, void *ctx, struct uregs
 	r->ip = s->uregs[TB_REG_IP];
 	r->sp = s->uregs[TB_REG_SP];
 	r->bp = s->uregs[TB_REG_BP];
+	r->lr = TB_UREGS_LR(s->uregs);
 	r->is_ra = TB_SYSCALL_NR(s->uregs) != -1;
 	r->ok = TB_MODE_USER64(s->uregs[TB_REG_MODE]); /* not a kernel thread, not a 32-bit task */
 }
@@ -888,17 +893,42 @@ static __always_inline __u64 eval_flag(struct tb_ufile *f, __u64 key)
 	return 0;
 }
 
-/* Leave the frame for its caller: the return address at cfa - 8, the
- * caller's rbp at cfa + 8 * rbp8 (0: unchanged; -2, the common push rbp
- * first, read with it in one 16-byte read). */
-static __always_inline long native_leave(struct scratch *s, __u64 cfa, int rbp8)
+/* What a frame left by frame pointer has (TB_FP_LEAF of bpf/arch/TARGET.h
+ * says it by the leaf's instruction). */
+enum {
+	TB_LEAF_RECORD,        /* its frame record [fp, return address] at fp */
+	TB_LEAF_RA_AT_SP,      /* x86-64: no record, the return address at sp */
+	TB_LEAF_RECORD_AT_SP,  /* its record at sp (just stored) */
+	TB_LEAF_RA_IN_LR,      /* arm64: no record, the return address in x30 */
+};
+
+/* Leave the frame for its caller at cfa: the return address as ra says
+ * (TB_URA_*: at cfa - 8, in the link register, after the caller's fp in a
+ * frame record, or alone at cfa + 8 * rbp8), the caller's fp at cfa + 8 *
+ * rbp8 (0: unchanged; -2, the common push rbp first, read with the return
+ * address in one 16-byte read).  A return address in the link register is
+ * taken once (nlr_ok): sp may stay (a leaf that has not moved it), and that
+ * cannot loop. */
+static __always_inline long native_leave(struct scratch *s, __u64 cfa, int rbp8, __u32 ra_rule)
 {
 	__u64 pair[2], ra;
 
-	if (cfa <= s->nsp)
+	if (cfa < s->nsp || (cfa == s->nsp && !(TB_HAS_LR && ra_rule == TB_URA_LR)))
 		return native_stop(s, TB_NS_NOT_INCREASING);
-	if (rbp8 == -2) {
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+	if (TB_HAS_LR && ra_rule == TB_URA_LR) {
+		if (!s->nlr_ok)            /* a caller's link register is long overwritten */
+			return native_stop(s, TB_NS_INVALID);
+		ra = s->nlr;
+		if (rbp8 && bpf_probe_read_user(&s->nbp, sizeof(s->nbp),
+						(void *)(cfa + (__u64)(__s64)(8 * rbp8))))
+			return native_stop(s, TB_NS_READ);
+	} else if (TB_HAS_LR && ra_rule == TB_URA_SAVED) {
+		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa + (__u64)(__s64)(8 * rbp8))))
+			return native_stop(s, TB_NS_READ);
+	} else if (rbp8 == -2 || (TB_HAS_LR && ra_rule == TB_URA_RECORD)) {
+		__u64 at = ra_rule == TB_URA_RECORD ? cfa + (__u64)(__s64)(8 * rbp8) : cfa - 16;
+
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)at))
 			return native_stop(s, TB_NS_READ);
 		s->nbp = pair[0];
 		ra = pair[1];
@@ -909,6 +939,8 @@ static __always_inline long native_leave(struct scratch *s, __u64 cfa, int rbp8)
 						(void *)(cfa + (__u64)(__s64)(8 * rbp8))))
 			return native_stop(s, TB_NS_READ);
 	}
+	ra &= TB_RA_MASK;
+	s->nlr_ok = 0;
 	s->nsp = cfa;
 	s->npc = ra;
 	s->nra = 1;
@@ -932,6 +964,7 @@ static __always_inline long native_step_one(struct native_ctx *c)
 	__u64 key, word, cfa, bp;
 	__u32 slot, keep;
 	__u8 code[4];
+	__u32 leaf, ra_rule;
 	long stop;
 
 	if (s->nn >= native_depth || s->nn >= TB_MAX_NATIVE)
@@ -957,23 +990,23 @@ static __always_inline long native_step_one(struct native_ctx *c)
 	row = NULL;
 	if (f && f->nrows && !((f->flags & TB_UF_FP_ONLY) && s->nra) && key >= f->base)
 		row = find_row(f, key - f->base);
-	if (!f || !f->nrows || ((f->flags & TB_UF_FP_ONLY) && (!row || row->kind == TB_UK_INVALID))) {
+	if (!f || !f->nrows || ((f->flags & TB_UF_FP_ONLY) && (!row || TB_UROW_KIND(row) == TB_UK_INVALID))) {
 by_fp:
 		native_push(s, word | TB_NF_FP);
-		/* a leaf at its push rbp (endbr64 before it) or at a ret: no frame
-		 * record of its own, the return address at sp, rbp the caller's;
-		 * at its mov rbp, rsp: its record is at sp (prologue_cfa in
+		/* a leaf at its prologue or at a ret: no frame record of its own
+		 * (TB_FP_LEAF, bpf/arch/TARGET.h; prologue_cfa in
 		 * user/proc/unwind_ref.c reads the same bytes) */
 		bp = s->nbp;
 		keep = 0;
 		if (!s->nra && !bpf_probe_read_user(code, sizeof(code), (void *)s->npc)) {
-			if (code[0] == 0x55 || code[0] == 0xc3 ||
-			    (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)) {
+			leaf = TB_FP_LEAF(code);
+			if (leaf == TB_LEAF_RA_AT_SP) {
 				keep = 1;
 				s->nbp = s->nsp - 8;  /* the pair read at sp - 8: only its return address used */
-			} else if (code[0] == 0x48 && ((code[1] == 0x89 && code[2] == 0xe5) ||
-							(code[1] == 0x8b && code[2] == 0xec))) {
+			} else if (leaf == TB_LEAF_RECORD_AT_SP) {
 				s->nbp = s->nsp;
+			} else if (TB_HAS_LR && leaf == TB_LEAF_RA_IN_LR) {
+				return native_leave(s, s->nsp, 0, TB_URA_LR);
 			}
 		}
 		if (!s->nbp)                   /* the outermost frame cleared rbp (_start) */
@@ -982,7 +1015,7 @@ by_fp:
 		 * than PARTIAL_MAX_FRAME above sp is not one this thread's stack made */
 		if (s->nguess && s->nbp + 16 - s->nsp > PARTIAL_MAX_FRAME)
 			return native_stop(s, TB_NS_NOT_INCREASING);
-		stop = native_leave(s, s->nbp + 16, -2);
+		stop = native_leave(s, s->nbp + 16, -2, TB_URA_CFA8);
 		if (keep)
 			s->nbp = bp;
 		return stop;
@@ -990,7 +1023,7 @@ by_fp:
 	native_push(s, word);
 	if (!row)
 		return native_stop(s, TB_NS_INVALID);
-	switch (row->kind) {
+	switch (TB_UROW_KIND(row)) {
 	case TB_UK_RSP:
 		cfa = s->nsp + 8ull * row->cfa8;
 		break;
@@ -1001,9 +1034,11 @@ by_fp:
 		cfa = s->nsp + 8 + ((s->npc & 15) >= row->cfa8 ? 8 : 0);
 		break;
 	case TB_UK_SIGNAL:
-		/* the interrupted registers: rbp .. rsp, rip of the sigcontext */
+		/* the interrupted registers: fp, sp, pc (and arm64's lr) of the sigcontext */
 		if (bpf_probe_read_user(s->sigbuf, sizeof(s->sigbuf), (void *)(s->nsp + TB_SIGFRAME_REGS)))
 			return native_stop(s, TB_NS_READ);
+		s->nlr = TB_SIG_LR(s->sigbuf);
+		s->nlr_ok = TB_HAS_LR;
 		s->nbp = s->sigbuf[TB_SIG_BP];
 		s->nsp = s->sigbuf[TB_SIG_SP];
 		s->npc = s->sigbuf[TB_SIG_IP];
@@ -1014,7 +1049,10 @@ by_fp:
 	default:
 		return native_stop(s, TB_NS_INVALID);
 	}
-	return native_leave(s, cfa, row->rbp8);
+	ra_rule = TB_HAS_LR ? TB_UROW_RA(row) : TB_URA_CFA8;
+	/* a frame record 8*rbp8 above the frame's bottom (CFA - 8*cfa8) when rbp8 >= 0 */
+	return native_leave(s, cfa, ra_rule == TB_URA_RECORD && row->rbp8 >= 0 ?
+			    (int)row->rbp8 - (int)row->cfa8 : row->rbp8, ra_rule);
 }
 
 /* bpf_loop callback: one native frame. */
@@ -1041,6 +1079,8 @@ static __always_inline struct tb_umaps *native_setup(struct scratch *s, const st
 	s->npc = r->ip;
 	s->nsp = r->sp;
 	s->nbp = r->bp;
+	s->nlr = r->lr;
+	s->nlr_ok = TB_HAS_LR;  /* saved at the kernel entry too: exact after a syscall */
 	s->nra = r->is_ra;
 	s->nstop = TB_NS_NONE;  /* its tables are not loaded yet */
 	m = bpf_map_lookup_elem(&umaps, &pid);

@@ -235,19 +235,36 @@ struct tb_thread {
  * (user/proc/cfi.c).  A row holds from its pc to the next row's. */
 enum tb_urow_kind {
 	TB_UK_INVALID = 0, /* no usable rule (gap, unusual CFI): the walk stops */
-	TB_UK_RSP,         /* CFA = rsp + 8*cfa8 */
-	TB_UK_RBP,         /* CFA = rbp + 8*cfa8 */
+	TB_UK_RSP,         /* CFA = sp + 8*cfa8 (rsp, arm64's sp) */
+	TB_UK_RBP,         /* CFA = fp + 8*cfa8 (the frame pointer: rbp, arm64's x29) */
 	TB_UK_PLT,         /* lazy PLT entry: CFA = rsp + 8 + ((pc & 15) >= cfa8 ? 8 : 0) */
 	TB_UK_STOP,        /* CFA or return address undefined (_start, clone3): outermost */
-	TB_UK_SIGNAL,      /* signal trampoline: the registers are in the rt_sigframe at rsp */
+	TB_UK_SIGNAL,      /* signal trampoline: the registers are in the rt_sigframe at sp */
 };
+#define TB_UK_MASK 0x0f    /* kind's low bits: TB_UK_*; high bits: TB_URA_* */
+
+/* Where the return address is (kind >> TB_URA_SHIFT).  x86-64 rows are all
+ * TB_URA_CFA8 (the byte is the kind alone); arm64's may say the others. */
+enum tb_urow_ra {
+	TB_URA_CFA8 = 0,   /* at CFA-8; the caller's fp saved at CFA + 8*rbp8 (0: unchanged) */
+	TB_URA_LR,         /* still in the link register (a leaf before its prologue saves it):
+			    * the caller's fp saved at CFA + 8*rbp8 (0: unchanged) */
+	TB_URA_RECORD,     /* a frame record: the caller's fp, the return address right after
+			    * it; at CFA + 8*rbp8 when rbp8 < 0, else 8*rbp8 above the frame's
+			    * bottom (CFA - 8*cfa8: sp-based rows), where arm64's big frames
+			    * keep it, beyond CFA - 1 KiB */
+	TB_URA_SAVED,      /* at CFA + 8*rbp8, the caller's fp unchanged */
+};
+#define TB_URA_SHIFT 4
+#define TB_UROW_KIND(r) ((r)->kind & TB_UK_MASK)
+#define TB_UROW_RA(r) ((r)->kind >> TB_URA_SHIFT)
 
 struct tb_urow {
 	__u32 pc;          /* relative to the table's base (an ELF vaddr) */
 	__u16 cfa8;        /* CFA offset in units of 8; PLT: the threshold */
-	__u8 kind;         /* TB_UK_* */
-	__s8 rbp8;         /* caller's rbp saved at CFA + 8*rbp8; 0: rbp unchanged */
-};                         /* 8 bytes; the return address is always at CFA-8 */
+	__u8 kind;         /* TB_UK_* | TB_URA_* << TB_URA_SHIFT */
+	__s8 rbp8;         /* caller's fp saved at CFA + 8*rbp8; 0: unchanged (see TB_URA_*) */
+};                         /* 8 bytes */
 
 /* Why the native walk of a record ended (tb_sample_hdr.native_stop); the
  * reasons of the reference unwinder (user/proc/unwind_ref.h), one up. */

@@ -103,8 +103,11 @@ for page_suite in synthetic real diff opcodes heatmap kinds timeline tasks v2 pr
 done
 
 # arm64: make dist ARCH=arm64's static binary under qemu-aarch64 says what the x86_64 one says
-# (help, man page, completions, every golden output); --native refused in one line
+# (help, man page, completions, every golden output)
 counted arm64-user bash tests/arm64/check-user.sh
+# arm64 unwind rows against readelf on the sysroot's libc and ld.so (made by the arm64 build above:
+# the unit run skips the test without it, this one requires it)
+suite arm64-cfi env TB_REQUIRE_ARM64_SYSROOT=1 build/tests/test_cfi_arm64
 
 # install: help/version words, make install (man page, completions), make dist's static binary
 # profiling in a chroot without libbpf/libdw/libelf, README's first screen to a page, the .deb

@@ -2,8 +2,9 @@
  * the same macros as bpf/arch/x86.h: the user registers as the ABI lays them
  * out (struct user_pt_regs: the perf event's context; the kernel's struct
  * pt_regs starts with it and goes on with orig_x0 and syscallno), the mode
- * bits of pstate, the signal frame, the futex system call's number and where
- * a thread's pointer (tpidr_el0) is. */
+ * bits of pstate, the signal frame, the futex system call's number, where
+ * a thread's pointer (tpidr_el0) is, and what the native walk reads of code,
+ * the link register and return addresses. */
 #ifndef TB_ARCH_ARM64_H
 #define TB_ARCH_ARM64_H
 
@@ -42,6 +43,31 @@
 #define TB_SIG_BP 0
 #define TB_SIG_SP 2
 #define TB_SIG_IP 3
+#define TB_SIG_LR(buf) ((buf)[1])  /* x30 */
+
+/* x30, the link register: a leaf's return address until its prologue saves
+ * it (rows TB_URA_LR); taken from the sample's registers (or the signal
+ * frame's) for the first frame only. */
+#define TB_HAS_LR 1
+#define TB_CTX_LR(ctx) CTX_REG(ctx, TB_REG_LR)
+#define TB_UREGS_LR(w) ((w)[TB_REG_LR])
+/* Saved return addresses may carry a pointer authentication code (PAC,
+ * -mbranch-protection=standard) or a tag in their top bits: user addresses
+ * are below 2^48 (Debian's arm64 kernels: 48-bit VAs; the kernel gives no
+ * user mapping above 2^48 unless asked for one) */
+#define TB_RA_MASK ((1ull << 48) - 1)
+
+/* A leaf without a table left by frame pointer: the instruction at its pc
+ * (c: its 4 bytes, little-endian) says it has no frame record of its own yet
+ * (or any more), its return address in x30 and sp unmoved: at paciasp, bti c,
+ * stp x29, x30, [sp, #-N]! or ret (TB_LEAF_RA_IN_LR); at mov x29, sp the
+ * record just stored is at sp (TB_LEAF_RECORD_AT_SP); else at x29. */
+#define TB_INSN(c) ((__u32)(c)[0] | (__u32)(c)[1] << 8 | (__u32)(c)[2] << 16 | (__u32)(c)[3] << 24)
+#define TB_FP_LEAF(c)								\
+	(TB_INSN(c) == 0xd503233f || TB_INSN(c) == 0xd503245f ||		\
+	 TB_INSN(c) == 0xd65f03c0 || (TB_INSN(c) & 0xffc07fff) == 0xa9807bfd ?	\
+	 TB_LEAF_RA_IN_LR :							\
+	 TB_INSN(c) == 0x910003fd ? TB_LEAF_RECORD_AT_SP : TB_LEAF_RECORD)
 
 #define TB_NR_FUTEX 98
 

@@ -2,7 +2,8 @@
  * registers as the ABI lays them out (struct pt_regs of the UAPI: the perf
  * event's context and the registers saved at the top of a task's kernel
  * stack), the 64-bit user code and stack segments, the signal frame, the
- * futex system call's number and where a thread's pointer (fs base) is.
+ * futex system call's number, where a thread's pointer (fs base) is, and what
+ * the native walk reads of code and return addresses.
  * bpf/arch/arm64.h has the same macros; the Makefile picks one (TB_ARCH_HEADER). */
 #ifndef TB_ARCH_X86_H
 #define TB_ARCH_X86_H
@@ -46,6 +47,27 @@
 #define TB_SIG_BP 0
 #define TB_SIG_SP 5
 #define TB_SIG_IP 6
+
+/* No link register: a return address is always in memory (rows are all
+ * TB_URA_CFA8), and user return addresses are taken as they are. */
+#define TB_HAS_LR 0
+#define TB_CTX_LR(ctx) 0
+#define TB_UREGS_LR(w) 0
+#define TB_SIG_LR(buf) 0
+#define TB_RA_MASK (~0ull)
+
+/* A leaf without a table left by frame pointer: the instruction at its pc
+ * (c: its first 4 bytes) says it has no frame record of its own yet (or any
+ * more): push rbp, endbr64 before it, ret after leave: the return address at
+ * sp, rbp the caller's (TB_LEAF_RA_AT_SP); mov rbp, rsp: its record at sp
+ * (TB_LEAF_RECORD_AT_SP); else its record at rbp (TB_LEAF_RECORD). */
+#define TB_FP_LEAF(c)								\
+	((c)[0] == 0x55 || (c)[0] == 0xc3 ||					\
+	 ((c)[0] == 0xf3 && (c)[1] == 0x0f && (c)[2] == 0x1e && (c)[3] == 0xfa) ?	\
+	 TB_LEAF_RA_AT_SP :							\
+	 (c)[0] == 0x48 && (((c)[1] == 0x89 && (c)[2] == 0xe5) ||		\
+			   ((c)[1] == 0x8b && (c)[2] == 0xec)) ? TB_LEAF_RECORD_AT_SP :	\
+	 TB_LEAF_RECORD)
 
 #define TB_NR_FUTEX 202
 

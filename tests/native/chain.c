@@ -2,10 +2,16 @@
  * -fomit-frame-pointer (so only the .eh_frame tables can unwind it):
  * chain_a -> chain_b -> chain_c, none inlined and none a tail call; and
  * chain_start_worker, a pthread of its own (named c-worker, no Python thread
- * state) running chain_worker -> chain_a -> ... for some seconds. */
+ * state) running chain_worker -> chain_a -> ... for some seconds; and
+ * chain_interrupted, which spins while a SIGALRM every 20 ms runs
+ * chain_handler -> chain_a -> ... on its stack: samples there are unwound
+ * through the signal frame (the vDSO's __kernel_rt_sigreturn on arm64,
+ * libc's __restore_rt on x86-64) back to chain_interrupted. */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <time.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -69,4 +75,31 @@ int chain_start_worker(double seconds)
 		return rc;
 	pthread_setname_np(t, "c-worker");
 	return pthread_detach(t);
+}
+
+/* half of each 20 ms in the handler */
+NOINLINE void chain_handler(int sig)
+{
+	double end = now_s() + 0.010;
+
+	(void)sig;
+	while (now_s() < end)
+		sink = chain_a(100000);
+}
+
+/* Spin for seconds (clock_gettime: the vDSO) under a SIGALRM every 20 ms
+ * handled by chain_handler; 0, or -1 if the handler or timer failed. */
+NOINLINE int chain_interrupted(double seconds)
+{
+	struct sigaction sa = { .sa_handler = chain_handler, .sa_flags = SA_RESTART };
+	struct itimerval every = { { 0, 20000 }, { 0, 20000 } }, off = { { 0, 0 }, { 0, 0 } };
+	double end = now_s() + seconds;
+
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &every, NULL))
+		return -1;
+	while (now_s() < end)
+		sink = sink * 3 + 1;
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+	return 0;
 }

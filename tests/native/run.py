@@ -229,6 +229,39 @@ def check_chain(argv):
     return "the whole C chain under call_chain in %.1f%% of %d; %s partial" % (share, total, m.group(1))
 
 
+def check_signal(argv):
+    """Samples in a signal handler (chain_handler, SIGALRM every 20 ms) are unwound through the
+    signal frame to the code it interrupted: chain_interrupted under call_signal, then the
+    handler's chain, in >= 90% of the samples in chain_handler; samples with their leaf in the
+    vDSO (the clock read of chain_interrupted's loop) have chain_interrupted under call_signal
+    in >= 90% of theirs."""
+    stacks, err = capture(argv, ("--native",), mode="signal")
+
+    def through(fr):
+        n = [x for x, m in fr if m.startswith("libchain")]
+        return "chain_interrupted" in n and n[n.index("chain_interrupted") + 1:][:4] == \
+            ["chain_handler", "chain_a", "chain_b", "chain_c"]
+    in_handler = [(fr, n) for fr, n in stacks if any(x == "chain_handler" for x, _ in fr)]
+    total = sum(n for _, n in in_handler)
+    assert total >= 20, "only %d samples in chain_handler" % total
+    hits = sum(n for fr, n in in_handler
+               if "call_signal" in names(fr) and through(fr[names(fr).index("call_signal") + 1:]))
+    share = 100.0 * hits / total
+    assert share >= 90.0, "call_signal -> chain_interrupted -> <signal> -> chain_handler -> ... -> " \
+        "chain_c in %.1f%% of %d samples in the handler" % (share, total)
+    # the interrupted loop reads the clock: samples in the vDSO (outside the handler) are
+    # unwound from it to chain_interrupted under call_signal too
+    vdso = [(fr, n) for fr, n in stacks if fr and fr[-1][1] == "[vdso]" and (fr, n) not in in_handler]
+    vtotal = sum(n for _, n in vdso)
+    vhits = sum(n for fr, n in vdso if "call_signal" in names(fr) and
+                "chain_interrupted" in names(fr)[names(fr).index("call_signal"):])
+    assert vtotal >= 20, "only %d samples in the vDSO" % vtotal
+    vshare = 100.0 * vhits / vtotal
+    assert vshare >= 90.0, "call_signal -> chain_interrupted -> ... -> [vdso] in %.1f%% of %d" % (vshare, vtotal)
+    return "call_signal -> chain_interrupted -> (signal frame) -> chain_handler -> chain_c in %.1f%% " \
+        "of %d samples in the handler; -> [vdso] leaf in %.1f%% of %d" % (share, total, vshare, vtotal)
+
+
 PARTIAL_RE = re.compile(r"native: (\d+) of (\d+) samples \(([\d.]+)%\) partial:")
 
 
@@ -712,6 +745,7 @@ def main():
             check("qsort %s" % label, check_qsort, argv)
             check("zlib %s" % label, check_zlib, argv)
             check("chain %s" % label, check_chain, argv)
+            check("signal %s" % label, check_signal, argv)
             check("leaf %s" % label, check_leaf, argv)
             check("early %s" % label, check_early, argv)
             check("both %s" % label, check_both, argv)

@@ -20,6 +20,9 @@
             spin in spin_loop (samples in it before its table: partial)
     sandwich  sort_loop -> sorted(xs, key=keyfunc): py -> C (builtin_sorted,
             list_sort_impl) -> py
+    signal  call_signal -> chain_interrupted of $TB_CHAIN_LIB, interrupted every
+            20 ms by a SIGALRM whose handler runs chain_handler -> chain_a -> ...
+            (samples unwound through the signal frame)
     cthread a pthread started in C ($TB_CHAIN_LIB's chain_start_worker, named
             c-worker) spins in chain_worker -> chain_a -> ... (no Python thread
             state) while the main thread spins in Python (py_spin)
@@ -54,7 +57,7 @@ MODE = sys.argv[1]
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 6.0
 LIBC = ctypes.CDLL(None)
 # the chain library, loaded before the second of sleep (its table is built meanwhile)
-CHAIN = ctypes.CDLL(os.environ["TB_CHAIN_LIB"]) if MODE in ("chain", "cthread") else None
+CHAIN = ctypes.CDLL(os.environ["TB_CHAIN_LIB"]) if MODE in ("chain", "cthread", "signal") else None
 # compressible text (deflate's work, not copies), made before the capture's part
 TEXT = b" ".join(b"%x" % (i * 2654435761 % 65521) for i in range(1 << 18)) if MODE == "zlib" else b""
 if "nosleep" not in sys.argv[3:]:
@@ -175,6 +178,13 @@ def call_chain():
         lib.chain_a(2000000)
 
 
+def call_signal():
+    lib = CHAIN
+    lib.chain_interrupted.argtypes = [ctypes.c_double]
+    while time.monotonic() < END:
+        assert lib.chain_interrupted(1.0) == 0, "chain_interrupted: no handler or timer"
+
+
 def mod_loop():
     x, y = 3 ** 40, 7 ** 11
     while time.monotonic() < END:
@@ -272,6 +282,8 @@ if MODE == "qsort":
     py_caller()
 elif MODE == "chain":
     call_chain()
+elif MODE == "signal":
+    call_signal()
 elif MODE == "zero":
     read_zero()
 elif MODE == "mod":

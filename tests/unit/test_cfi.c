@@ -448,7 +448,7 @@ static void test_not_usable(void **state)
 	fde(&e, cie(&e, 0), 0x1000, 0x10, NULL, 0);
 	s.len = e.n;
 	elf_version(EV_CURRENT);
-	len = make_elf(image, sizeof(image), &s, 1, EM_AARCH64);
+	len = make_elf(image, sizeof(image), &s, 1, EM_RISCV);
 	elf = elf_memory((char *)image, len);
 	assert_int_equal(tb_cfi_build(elf, NULL, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not an x86-64"));
@@ -646,7 +646,7 @@ static const struct tb_uw_range walk_ranges[] = {
 static uint32_t walk(const struct tb_uw_regs *r, struct tb_uw_frame *out, enum tb_uw_stop *stop,
 		     int fp)
 {
-	struct tb_uw_walk w = { walk_ranges, 2, read_stack, NULL, 64, fp };
+	struct tb_uw_walk w = { walk_ranges, 2, read_stack, NULL, 64, fp, NULL };
 
 	return tb_unwind(&w, r, out, stop);
 }
@@ -656,7 +656,7 @@ static uint32_t walk(const struct tb_uw_regs *r, struct tb_uw_frame *out, enum t
 static void expect_walk(uint64_t ip, uint64_t sp, uint64_t bp, int fp, uint32_t n,
 			enum tb_uw_stop want, struct tb_uw_frame *f)
 {
-	struct tb_uw_regs r = { ip, sp, bp, 0 };
+	struct tb_uw_regs r = { ip, sp, bp, 0, 0, 0 };
 	enum tb_uw_stop stop;
 
 	assert_int_equal(walk(&r, f, &stop, fp), n);
@@ -668,7 +668,7 @@ static void test_walk_rules(void **state)
 {
 	struct tb_uw_frame f[64];
 	enum tb_uw_stop stop;
-	struct tb_uw_regs r = { CODE(0x1010), STACK + 0x100, 0x1234, 0 };
+	struct tb_uw_regs r = { CODE(0x1010), STACK + 0x100, 0x1234, 0, 0, 0 };
 	uint32_t n;
 
 	(void)state;
@@ -692,7 +692,7 @@ static void test_walk_rules(void **state)
 	assert_int_equal(f[3].pc, CODE(0x1301));
 	assert_int_equal(f[3].flags, TB_UW_RA);
 	/* a return address right after the tagged range is looked up at pc-1 */
-	r = (struct tb_uw_regs){ CODE(0x1300), STACK + 0x100, 0, 1 };
+	r = (struct tb_uw_regs){ CODE(0x1300), STACK + 0x100, 0, 1, 0, 0 };
 	stack[0x100 / 8] = 0;
 	n = walk(&r, f, &stop, 1);
 	assert_int_equal(n, 1);
@@ -754,8 +754,8 @@ static const struct tb_uw_range fp_ranges[] = {
 
 static uint32_t fp_walk(uint64_t ip, uint64_t sp, uint64_t bp, struct tb_uw_frame *f, enum tb_uw_stop *stop)
 {
-	struct tb_uw_walk w = { fp_ranges, 1, read_stack, NULL, 64, 1 };
-	struct tb_uw_regs r = { ip, sp, bp, 0 };
+	struct tb_uw_walk w = { fp_ranges, 1, read_stack, NULL, 64, 1, NULL };
+	struct tb_uw_regs r = { ip, sp, bp, 0, 0, 0 };
 
 	return tb_unwind(&w, &r, f, stop);
 }
@@ -815,7 +815,7 @@ static void test_walk_fp_prologue(void **state)
 	stack[0x200 / 8] = 0;
 	stack[0x208 / 8] = ANON + 0x30;                  /* -> the caller's caller */
 	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
-		struct tb_uw_regs r = { leaves[i].pc, leaves[i].sp, leaves[i].bp, 0 };
+		struct tb_uw_regs r = { leaves[i].pc, leaves[i].sp, leaves[i].bp, 0, 0, 0 };
 
 		assert_int_equal(walk(&r, f, &stop, 1), 3);
 		assert_int_equal(stop, TB_UW_DONE);
@@ -834,7 +834,7 @@ static void test_walk_plt_and_signal(void **state)
 	(void)state;
 	memset(stack, 0, sizeof(stack));
 	/* PLT slot byte 6 (< 11): CFA = sp+8; byte 11: after the push, sp+16 */
-	r = (struct tb_uw_regs){ CODE(0x1406), STACK, 0, 0 };
+	r = (struct tb_uw_regs){ CODE(0x1406), STACK, 0, 0, 0, 0 };
 	stack[0] = CODE(0x1601);                          /* returns into code without CFI */
 	assert_int_equal(walk(&r, f, &stop, 1), 2);
 	assert_int_equal(f[1].pc, CODE(0x1601));
@@ -848,7 +848,7 @@ static void test_walk_plt_and_signal(void **state)
 	stack[(0x100 + 40 + 120) / 8] = STACK + 0x180;     /* rsp */
 	stack[(0x100 + 40 + 128) / 8] = CODE(0x1020);      /* rip: exact */
 	stack[0x180 / 8] = CODE(0x1601);
-	r = (struct tb_uw_regs){ CODE(0x1501), sig, 0, 1 }; /* returned into the trampoline */
+	r = (struct tb_uw_regs){ CODE(0x1501), sig, 0, 1, 0, 0 }; /* returned into the trampoline */
 	assert_int_equal(walk(&r, f, &stop, 1), 3);
 	assert_int_equal(f[1].pc, CODE(0x1020));
 	assert_int_equal(f[1].flags, 0);

@@ -1,7 +1,8 @@
 /* cfidump.c: prints what user/proc/cfi.c and user/cpython/evalrange.c find
  * in an ELF file, for tests/unwind/run.py to compare with readelf/objdump:
  *   cfidump rows FILE   "stats ..." (with "cpu_ms", the build's CPU time),
- *                       then "fde LO HI" and "row PC KIND CFA8 RBP8" lines
+ *                       then "fde LO HI" and "row PC KIND CFA8 RBP8" lines (KIND
+ *                       +LR, +RECORD, +SAVED: arm64's return address rules)
  *   cfidump eval FILE   "symtab LO HI" and "jumps LO HI" (the evaluator's
  *                       ranges by each method), "scan ..." counts, and the
  *                       hot part's direct jumps as "jump FROM TO"
@@ -64,6 +65,8 @@ static int eval(Elf *elf, const struct tb_cfi *c)
 int main(int argc, char **argv)
 {
 	static const char *kinds[] = { "INVALID", "RSP", "RBP", "PLT", "STOP", "SIGNAL" };
+	/* where the return address is: nothing for CFA-8 (every x86-64 row) */
+	static const char *ras[] = { "", "+LR", "+RECORD", "+SAVED" };
 	struct tb_cfi c;
 	char err[256];
 	Elf *elf;
@@ -97,8 +100,9 @@ int main(int argc, char **argv)
 		for (uint32_t i = 0; i < c.nfdes; i++)
 			printf("fde %" PRIx64 " %" PRIx64 "\n", c.fdes[i].lo, c.fdes[i].hi);
 		for (uint32_t i = 0; i < c.nrows; i++)
-			printf("row %" PRIx64 " %s %u %d\n", c.base + c.rows[i].pc,
-			       kinds[c.rows[i].kind], c.rows[i].cfa8, c.rows[i].rbp8);
+			printf("row %" PRIx64 " %s%s %u %d\n", c.base + c.rows[i].pc,
+			       kinds[TB_UROW_KIND(&c.rows[i]) % 6], ras[TB_UROW_RA(&c.rows[i]) % 4],
+			       c.rows[i].cfa8, c.rows[i].rbp8);
 	}
 	tb_cfi_free(&c);
 	elf_end(elf);

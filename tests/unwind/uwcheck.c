@@ -247,7 +247,7 @@ static void sample(int k, pid_t pid, pid_t tid, Dwfl *dwfl, int verbose)
 	struct tb_uw_regs r;
 	struct tb_uw_frame ours[MAX_FRAMES];
 	struct dwfl_frames theirs = { .n = 0 };
-	struct tb_uw_walk w = { ranges, nranges, tb_uw_read_pid, &pid, MAX_FRAMES, 1 };
+	struct tb_uw_walk w = { ranges, nranges, tb_uw_read_pid, &pid, MAX_FRAMES, 1, NULL };
 	enum tb_uw_stop stop;
 	uint32_t n;
 	int common = 0;
@@ -257,7 +257,7 @@ static void sample(int k, pid_t pid, pid_t tid, Dwfl *dwfl, int verbose)
 		die("ptrace");
 	if (ptrace(PTRACE_GETREGS, tid, 0, &regs))
 		die("PTRACE_GETREGS");
-	r = (struct tb_uw_regs){ regs.rip, regs.rsp, regs.rbp, (int64_t)regs.orig_rax != -1 };
+	r = (struct tb_uw_regs){ regs.rip, regs.rsp, regs.rbp, (int64_t)regs.orig_rax != -1, 0, 0 };
 	n = tb_unwind(&w, &r, ours, &stop);
 	dwfl_getthread_frames(dwfl, tid, on_dwfl_frame, &theirs);
 	while (common < (int)n && common < theirs.n && ours[common].pc == theirs.pc[common])

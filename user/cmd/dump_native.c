@@ -182,7 +182,7 @@ static uint32_t walk_blocked(struct dump_native *d, const struct tb_uw_walk *w, 
 
 	*stop = TB_UW_NO_REGS;
 	for (int i = 0; i < ncand; i++) {
-		struct tb_uw_regs regs = { pc, sp, cand[i], 1 }; /* it resumes after the syscall */
+		struct tb_uw_regs regs = { pc, sp, cand[i], 1, 0, 0 }; /* it resumes after the syscall */
 		enum tb_uw_stop st;
 		uint32_t n = tb_unwind(w, &regs, tmp, &st);
 
@@ -202,7 +202,7 @@ int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsi
 	static struct tb_merge_item items[TB_MERGED_MAX];
 	static struct tb_uw_frame nat[TB_MAX_NATIVE];
 	uint64_t words[TB_MAX_NATIVE];
-	struct tb_uw_walk w = { d->ranges, d->nranges, tb_uw_read_pid, &d->pid, TB_MAX_NATIVE, 1 };
+	struct tb_uw_walk w = { d->ranges, d->nranges, tb_uw_read_pid, &d->pid, TB_MAX_NATIVE, 1, NULL };
 	struct tb_uw_regs regs = { 0 };
 	enum tb_uw_stop stop = TB_UW_NO_REGS;
 	enum tb_merge_verdict verdict;

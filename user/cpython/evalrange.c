@@ -4,9 +4,11 @@
  * 1-2 KB hot part under the symbol and the dispatch in an unnamed 77-84 KB
  * cold FDE.  With a .symtab the pieces are named (".cold", ".part.N");
  * stripped files need the jump scan: the hot part (the FDE holding the
- * .dynsym symbol) is decoded instruction by instruction, and each FDE that a
- * direct jmp/jcc from it reaches counts when it starts mid-frame (its first
- * row is not a function entry's CFA = rsp+8), no exported symbol starts
+ * .dynsym symbol) is decoded instruction by instruction (x86-64: a length
+ * decoder; arm64: fixed 4-byte instructions, B, B.cond, CBZ/CBNZ, TBZ/TBNZ),
+ * and each FDE that a direct jump from it reaches counts when it starts
+ * mid-frame (its first row is not a function entry's: x86-64 CFA = rsp+8,
+ * arm64 CFA = sp with the return address in x30), no exported symbol starts
  * there, and the CFA rule at the target equals the one at the jump (a jump
  * does not move the stack). */
 #include <gelf.h>
@@ -339,9 +341,57 @@ size_t tb_eval_direct_jumps(const uint8_t *code, size_t len, uint64_t addr,
 	return len - off;
 }
 
+/* arm64 (A64): every instruction is 4 bytes; the direct jumps that stay in
+ * the function (BL calls are not jumps): B imm26, B.cond imm19, CBZ/CBNZ
+ * imm19, TBZ/TBNZ imm14, offsets in instructions from the jump itself. */
+size_t tb_eval_direct_jumps_a64(const uint8_t *code, size_t len, uint64_t addr,
+				void (*fn)(void *ctx, uint64_t from, uint64_t to), void *ctx)
+{
+	static const struct { uint32_t mask, match; unsigned shift, bits; } forms[] = {
+		{ 0xfc000000, 0x14000000, 0, 26 },   /* B */
+		{ 0xff000010, 0x54000000, 5, 19 },   /* B.cond */
+		{ 0x7e000000, 0x34000000, 5, 19 },   /* CBZ, CBNZ */
+		{ 0x7e000000, 0x36000000, 5, 14 },   /* TBZ, TBNZ */
+	};
+	size_t off;
+
+	for (off = 0; off + 4 <= len; off += 4) {
+		uint32_t insn = (uint32_t)code[off] | (uint32_t)code[off + 1] << 8 |
+				(uint32_t)code[off + 2] << 16 | (uint32_t)code[off + 3] << 24;
+
+		for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++) {
+			uint64_t imm;
+			int64_t rel;
+
+			if ((insn & forms[k].mask) != forms[k].match)
+				continue;
+			imm = (insn >> forms[k].shift) & ((1u << forms[k].bits) - 1);
+			rel = (int64_t)(imm << (64 - forms[k].bits)) >> (64 - forms[k].bits); /* sign-extended */
+			fn(ctx, addr + off, addr + off + (uint64_t)(rel * 4));
+			break;
+		}
+	}
+	return len - off;
+}
+
 /* ------------------------------------------------------------ the jump scan */
 
+typedef size_t (*jumps_fn)(const uint8_t *code, size_t len, uint64_t addr,
+			   void (*fn)(void *ctx, uint64_t from, uint64_t to), void *ctx);
+
+/* What the scan knows of each machine: its decoder, a function entry's row. */
+static const struct machine {
+	uint16_t e_machine;
+	jumps_fn jumps;
+	uint8_t entry_kind;       /* struct tb_urow kind (TB_UK_* | TB_URA_*) and cfa8 at an entry */
+	uint16_t entry_cfa8;
+} machines[] = {
+	{ EM_X86_64, tb_eval_direct_jumps, TB_UK_RSP, 1 },                                /* rsp+8, ra at CFA-8 */
+	{ EM_AARCH64, tb_eval_direct_jumps_a64, TB_UK_RSP | TB_URA_LR << TB_URA_SHIFT, 0 }, /* sp, ra in x30 */
+};
+
 struct scan {
+	const struct machine *m;
 	const struct tb_cfi *cfi;
 	struct tb_code_range hot;
 	uint64_t *exported;       /* .dynsym function addresses, sorted */
@@ -386,13 +436,13 @@ static void on_jump(void *ctx, uint64_t from, uint64_t to)
 		return;
 	s->jumps++;
 	if (!(fde = tb_cfi_fde(s->cfi, to)) || !(entry = row_at(s->cfi, fde->lo)) ||
-	    (entry->kind == TB_UK_RSP && entry->cfa8 == 1) ||
+	    (entry->kind == s->m->entry_kind && entry->cfa8 == s->m->entry_cfa8) ||
 	    bsearch(&fde->lo, s->exported, s->nexported, sizeof(uint64_t), cmp_u64))
 		return;
 	src = row_at(s->cfi, from);
 	dst = row_at(s->cfi, to);
 	if (!src || !dst || src->kind != dst->kind || src->cfa8 != dst->cfa8 ||
-	    (src->kind != TB_UK_RSP && src->kind != TB_UK_RBP))
+	    (TB_UROW_KIND(src) != TB_UK_RSP && TB_UROW_KIND(src) != TB_UK_RBP))
 		return;
 	for (i = 0; i < s->nfound; i++)
 		if (s->found[i].lo == fde->lo)
@@ -429,10 +479,16 @@ int tb_eval_ranges_jumps(Elf *elf, const struct tb_cfi *cfi, struct tb_eval_rang
 	const struct tb_code_range *hot = NULL;
 	const uint8_t *code = NULL;
 	const char *why = NULL;
+	GElf_Ehdr eh;
 	uint32_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (each_function(elf, SHT_DYNSYM, add_exported, &s) || !s.symbol)
+	for (size_t i = 0; gelf_getehdr(elf, &eh) && i < sizeof(machines) / sizeof(machines[0]); i++)
+		if (machines[i].e_machine == eh.e_machine)
+			s.m = &machines[i];
+	if (!s.m)
+		why = "is in a machine's code the scan does not decode";
+	else if (each_function(elf, SHT_DYNSYM, add_exported, &s) || !s.symbol)
 		why = "is not in .dynsym";
 	else if (!(hot = tb_cfi_fde(cfi, s.symbol)) || hot->hi - hot->lo > TB_EVAL_MAX_HOT)
 		why = "has no usable FDE";
@@ -445,7 +501,7 @@ int tb_eval_ranges_jumps(Elf *elf, const struct tb_cfi *cfi, struct tb_eval_rang
 	}
 	s.hot = *hot;
 	tb_qsort(s.exported, s.nexported, sizeof(uint64_t), cmp_u64);
-	out->undecoded = (uint32_t)tb_eval_direct_jumps(code, hot->hi - hot->lo, hot->lo, on_jump, &s);
+	out->undecoded = (uint32_t)s.m->jumps(code, hot->hi - hot->lo, hot->lo, on_jump, &s);
 	free(s.exported);
 	out->method = TB_EVAL_JUMPS;
 	out->jumps = s.jumps;

@@ -44,5 +44,9 @@ const uint8_t *tb_eval_code(Elf *elf, uint64_t lo, uint64_t hi);
  * each.  Returns the bytes left undecoded (an unknown opcode stops it). */
 size_t tb_eval_direct_jumps(const uint8_t *code, size_t len, uint64_t addr,
 			    void (*fn)(void *ctx, uint64_t from, uint64_t to), void *ctx);
+/* The same for arm64 (A64) code: B, B.cond, CBZ/CBNZ, TBZ/TBNZ; the bytes
+ * left over (len not a multiple of 4). */
+size_t tb_eval_direct_jumps_a64(const uint8_t *code, size_t len, uint64_t addr,
+				void (*fn)(void *ctx, uint64_t from, uint64_t to), void *ctx);
 
 #endif

@@ -9,6 +9,7 @@
 
 struct tb_arch {
 	const char *name;           /* as uname -m says it: "x86_64", "aarch64" */
+	uint16_t elf_machine;       /* EM_X86_64, EM_AARCH64 */
 	/* the thread pointer is pthread_self() (x86_64's fs base: glibc's TLS
 	 * variant II); else it is sizeof(struct pthread) past it (variant I) */
 	int tp_is_pthread;

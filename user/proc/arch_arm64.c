@@ -1,5 +1,6 @@
 /* arch_arm64.c: the agent's facts of arm64 (proc/arch.h). */
 #include <elf.h>
+#include <stddef.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <asm/ptrace.h>
@@ -7,9 +8,9 @@
 
 const struct tb_arch tb_arch = {
 	.name = "aarch64",
+	.elf_machine = EM_AARCH64,
 	.tp_is_pthread = 0,
-	.native_missing = "not ported to arm64 yet (frame records x29/x30 in the BPF walk, "
-			  "arm64 CFI rows, the interpreter's evaluator ranges)",
+	.native_missing = NULL,
 };
 
 uint64_t tb_arch_breakpoint_word(uint64_t word)

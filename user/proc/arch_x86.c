@@ -1,4 +1,5 @@
 /* arch_x86.c: the agent's facts of x86_64 (proc/arch.h). */
+#include <elf.h>
 #include <stddef.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -6,6 +7,7 @@
 
 const struct tb_arch tb_arch = {
 	.name = "x86_64",
+	.elf_machine = EM_X86_64,
 	.tp_is_pthread = 1,
 	.native_missing = NULL,
 };

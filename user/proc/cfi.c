@@ -1,12 +1,14 @@
-/* cfi.c: turns an x86-64 ELF file's .eh_frame into the compact unwind rows
- * the native unwinder reads (include/tachyon.h, docs/native-unwinding.md).
+/* cfi.c: turns an x86-64 or arm64 ELF file's .eh_frame into the compact
+ * unwind rows the native unwinder reads (include/tachyon.h,
+ * docs/native-unwinding.md; the machine's DWARF facts: proc/cfi_arch.c).
  *
  * The FDEs are listed here (dwarf_next_cfi, their CIE's pointer encoding
  * decoded); libdw evaluates the call-frame program of each, row by row
  * (dwarf_cfi_addrframe), and each row becomes one of the few rules the walk
- * knows: CFA = rsp|rbp + 8k, the return address at CFA-8, the caller's rbp
+ * knows: CFA = sp|fp + 8k, the return address at CFA-8 (arm64: also still
+ * in the link register, or saved elsewhere below the CFA), the caller's fp
  * saved at CFA-8j or unchanged; the lazy-PLT expression; a signal frame; the
- * outermost frame.  Anything else is INVALID: the walk stops there rather
+ * outermost frame; arm64's PLT, which has no CFI, gets its rule here.  Anything else is INVALID: the walk stops there rather
  * than guess.  Every count, offset and the time spent is bounded: the file
  * may be hostile.  Before libdw runs a call-frame program, the program is
  * read here (cfa_program_ok): register numbers, remember_state nesting,
@@ -23,20 +25,22 @@
 #include "lib/clock.h"
 #include "lib/mem.h"
 #include "proc/cfi.h"
+#include "proc/a64rows.h"
+#include "proc/cfi_arch.h"
 #include "proc/elfsym.h"
-
-/* x86-64 DWARF register numbers */
-enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 
 #define MAX_SECTIONS 65536u
 #define CIE_CACHE 16          /* CIEs remembered (direct-mapped by offset) */
 #define MAX_CFA_OFFSET (8u * 65535)
-#define MIN_RBP_OFFSET (-1024) /* rbp saved at most 1 KiB below the CFA (s8 units of 8) */
-/* what a call-frame program may ask of libdw (x86-64 DWARF registers stop at 125: k7) */
+#define MIN_RBP_OFFSET (-1024) /* fp (or arm64's return address) saved at most 1 KiB below the CFA (s8 units of 8) */
+/* what a call-frame program may ask of libdw (x86-64 DWARF registers stop at 125: k7;
+ * arm64's at 127: v31 is 95, the SVE z31 127) */
 #define MAX_CFA_REG 127
 #define MAX_REMEMBER_DEPTH 64
 #define MAX_CFA_EXPR 1024        /* bytes of one DWARF expression */
 #define MAX_CFA_PROGRAM (64u << 10) /* bytes of one CIE's or FDE's instructions */
+#define MAX_CODE_ROWS_BYTES (64u << 10) /* code of a file without CFI read for its rows (a vDSO) */
+#define MAX_CODE_ROWS_FUNCS 256u
 
 struct cie_info {
 	Dwarf_Off offset;
@@ -48,6 +52,7 @@ struct cie_info {
 
 struct builder {
 	struct tb_cfi *c;
+	const struct tb_cfi_arch *arch;
 	struct tb_cfi_limits lim;
 	uint64_t cpu0, t0;       /* the thread's CPU time, CLOCK_MONOTONIC at the start */
 	char *err;
@@ -56,6 +61,8 @@ struct builder {
 	Elf_Data *eh;
 	uint64_t eh_addr;
 	struct cie_info cies[CIE_CACHE];
+	struct tb_code_range plt;  /* a PLT without CFI (find_plt); hi 0: none */
+	int emit_failed;           /* emit_cb: a row could not be added */
 };
 
 static int fail(struct builder *b, const char *what)
@@ -145,8 +152,10 @@ static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, cons
  * known and whole, every register number at most MAX_CFA_REG, remember_state
  * nested at most MAX_REMEMBER_DEPTH deep, every expression at most
  * MAX_CFA_EXPR bytes, the program at most MAX_CFA_PROGRAM.  set_loc's operand
- * has the FDE address encoding enc. */
-static int cfa_program_ok(const uint8_t *p, const uint8_t *end, uint8_t enc)
+ * has the FDE address encoding enc; opcode 0x2d is arm64's negate_ra_state
+ * (no operand) where the machine has it, else refused. */
+static int cfa_program_ok(const struct tb_cfi_arch *arch, const uint8_t *p, const uint8_t *end,
+			  uint8_t enc)
 {
 	unsigned depth = 0;
 
@@ -186,6 +195,10 @@ static int cfa_program_ok(const uint8_t *p, const uint8_t *end, uint8_t enc)
 		case DW_CFA_restore_state:
 			if (depth)
 				depth--;
+			continue;
+		case DW_CFA_GNU_window_save: /* = DW_CFA_AARCH64_negate_ra_state */
+			if (!arch->negate_ra_state)
+				return 0;
 			continue;
 		case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa:
 		case DW_CFA_val_offset: case DW_CFA_GNU_negative_offset_extended:
@@ -254,7 +267,7 @@ static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
 		return NULL;
 	aug = e.cie.augmentation;
 	if (!aug || aug[0] == '\0') {
-		ci->valid = cfa_program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end,
+		ci->valid = cfa_program_ok(b->arch, e.cie.initial_instructions, e.cie.initial_instructions_end,
 					   ci->fde_enc);
 		return ci->valid ? ci : NULL;
 	}
@@ -289,7 +302,7 @@ static const struct cie_info *cie_at(struct builder *b, Dwarf_Off offset)
 			return NULL;
 		}
 	}
-	ci->valid = cfa_program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end, ci->fde_enc);
+	ci->valid = cfa_program_ok(b->arch, e.cie.initial_instructions, e.cie.initial_instructions_end, ci->fde_enc);
 	return ci->valid ? ci : NULL;
 }
 
@@ -340,7 +353,7 @@ static int list_fdes(struct builder *b)
 				return fail(b, "an FDE's augmentation data is unreadable");
 			p += alen;
 		}
-		if (!cfa_program_ok(p, e.fde.end, ci->fde_enc))
+		if (!cfa_program_ok(b->arch, p, e.fde.end, ci->fde_enc))
 			return fail(b, "an FDE's call-frame program is beyond the bounds (a register past 127, "
 				    "remember_state nested past 64, an expression past 1 KiB or a program past 64 KiB)");
 		if (len == 0 || lo + len < lo)
@@ -398,52 +411,90 @@ static unsigned plt_threshold(const Dwarf_Op *ops, size_t n)
 	return lit;
 }
 
-/* One libdw row as a table row. */
-static struct tb_urow classify(Dwarf_Frame *f, bool signal)
+/* A slot at CFA + off that a row can say: off a multiple of 8 in
+ * [MIN_RBP_OFFSET, 0): 0 and *off8 = off / 8; else -1. */
+static int saved_below_cfa(int64_t off, int8_t *off8)
 {
-	struct tb_urow r = { 0, 0, TB_UK_INVALID, 0 };
+	if (off >= 0 || off < MIN_RBP_OFFSET || off % 8)
+		return -1;
+	*off8 = (int8_t)(off / 8);
+	return 0;
+}
+
+static struct tb_urow row_of(uint8_t kind, enum tb_urow_ra ra, uint16_t cfa8, int8_t rbp8)
+{
+	return (struct tb_urow){ 0, cfa8, (uint8_t)(kind | ra << TB_URA_SHIFT), rbp8 };
+}
+
+/* One libdw row as a table row, for machine a. */
+static struct tb_urow classify(const struct tb_cfi_arch *a, Dwarf_Frame *f, bool signal)
+{
+	static const struct tb_urow invalid = { 0, 0, TB_UK_INVALID, 0 };
 	Dwarf_Op mem[3], *ops;
 	size_t n;
 	int64_t off;
 	unsigned plt;
+	uint8_t kind;
+	uint16_t cfa8 = 0;
+	int64_t ra_off = 0, fp_off = 0;
+	int8_t ra8 = 0, fp8 = 0;
+	int ra_in_lr, fp_saved;
 
 	if (signal)
-		return (struct tb_urow){ 0, 0, TB_UK_SIGNAL, 0 };
+		return row_of(TB_UK_SIGNAL, TB_URA_CFA8, 0, 0);
 	if (dwarf_frame_cfa(f, &ops, &n))
-		return r;
+		return invalid;
 	if (n == 0)
-		return (struct tb_urow){ 0, 0, TB_UK_STOP, 0 };
-	if (n == 1 && ops[0].atom == DW_OP_bregx &&
-	    (ops[0].number == DWREG_RSP || ops[0].number == DWREG_RBP)) {
+		return row_of(TB_UK_STOP, TB_URA_CFA8, 0, 0);
+	if (n == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == a->sp || ops[0].number == a->fp)) {
 		off = (int64_t)ops[0].number2;
 		if (off < 0 || off > MAX_CFA_OFFSET || off % 8)
-			return r;
-		r.kind = ops[0].number == DWREG_RSP ? TB_UK_RSP : TB_UK_RBP;
-		r.cfa8 = (uint16_t)(off / 8);
-	} else if ((plt = plt_threshold(ops, n))) {
-		r.kind = TB_UK_PLT;
-		r.cfa8 = (uint16_t)plt;
+			return invalid;
+		kind = ops[0].number == a->sp ? TB_UK_RSP : TB_UK_RBP;
+		cfa8 = (uint16_t)(off / 8);
+	} else if (a->lazy_plt_expr && (plt = plt_threshold(ops, n))) {
+		kind = TB_UK_PLT;
+		cfa8 = (uint16_t)plt;
 	} else {
-		return r;
+		return invalid;
 	}
-	/* the return address: at CFA-8, or undefined (outermost frame) */
-	if (dwarf_frame_register(f, DWREG_RA, mem, &ops, &n))
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
+	/* the return address: undefined (outermost frame), saved below the CFA
+	 * (x86-64: always at CFA-8), or (a link register) still in it */
+	if (dwarf_frame_register(f, a->ra, mem, &ops, &n))
+		return invalid;
 	if (n == 0 && ops == mem)
-		return (struct tb_urow){ 0, 0, TB_UK_STOP, 0 };
-	if (cfa_slot(ops, n, &off) || off != -8)
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	/* the caller's rbp: unchanged (undefined, same value) or saved below the CFA */
-	if (dwarf_frame_register(f, DWREG_RBP, mem, &ops, &n))
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	if (n == 0)
-		return r;
-	if (cfa_slot(ops, n, &off) || off >= 0 || off < MIN_RBP_OFFSET || off % 8)
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	if (r.kind == TB_UK_PLT)
-		return (struct tb_urow){ 0, 0, TB_UK_INVALID, 0 };
-	r.rbp8 = (int8_t)(off / 8);
-	return r;
+		return row_of(TB_UK_STOP, TB_URA_CFA8, 0, 0);
+	if (n == 0 && !a->ra_in_register)
+		return invalid;
+	ra_in_lr = n == 0;
+	if (!ra_in_lr && cfa_slot(ops, n, &ra_off))
+		return invalid;
+	/* the caller's fp: unchanged (undefined, same value) or saved below the CFA */
+	if (dwarf_frame_register(f, a->fp, mem, &ops, &n))
+		return invalid;
+	fp_saved = n != 0;
+	if (fp_saved && (cfa_slot(ops, n, &fp_off) || kind == TB_UK_PLT))
+		return invalid;
+	/* a frame record near the frame's bottom (CFA - 8*cfa8), maybe beyond
+	 * rbp8's reach below the CFA: arm64's big frames (sub sp; stp x29, x30,
+	 * [sp, #16]): rbp8 >= 0 says it from the bottom */
+	if (a->ra_in_register && !ra_in_lr && fp_saved && ra_off == fp_off + 8 && fp_off < 0 &&
+	    (fp_off == -8 * (int64_t)cfa8 || fp_off < MIN_RBP_OFFSET) &&
+	    fp_off + 8 * (int64_t)cfa8 >= 0 && fp_off + 8 * (int64_t)cfa8 <= 8 * 127 && fp_off % 8 == 0)
+		return row_of(kind, TB_URA_RECORD, cfa8, (int8_t)((fp_off + 8 * (int64_t)cfa8) / 8));
+	if (fp_saved && saved_below_cfa(fp_off, &fp8))
+		return invalid;
+	if (ra_in_lr)
+		return row_of(kind, TB_URA_LR, cfa8, fp8);
+	if (ra_off == -8)
+		return row_of(kind, TB_URA_CFA8, cfa8, fp8);
+	if (!a->ra_in_register || saved_below_cfa(ra_off, &ra8))
+		return invalid;
+	if (fp_saved && ra_off == fp_off + 8)
+		return row_of(kind, TB_URA_RECORD, cfa8, fp8);
+	if (!fp_saved)
+		return row_of(kind, TB_URA_SAVED, cfa8, ra8);
+	return invalid;  /* both saved, apart: not a rule the walk has */
 }
 
 /* Append row r at vaddr addr (>= the last row's): merged into an equal
@@ -501,13 +552,13 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 				return -1;
 			break;
 		}
-		r = classify(f, signal);
+		r = classify(b->arch, f, signal);
 		free(f);
 		if (end > hi)
 			end = hi;
 		c->libdw_rows++;
-		c->kinds[r.kind]++;
-		if (r.kind == TB_UK_RBP) {
+		c->kinds[TB_UROW_KIND(&r)]++;
+		if (TB_UROW_KIND(&r) == TB_UK_RBP) {
 			c->rbp_bytes += end - a;
 			has_rbp = 1;
 		}
@@ -523,7 +574,7 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 
 /* ------------------------------------------------------------ the file */
 
-static Elf_Scn *eh_frame_section(Elf *elf, GElf_Shdr *sh)
+static Elf_Scn *section(Elf *elf, const char *want, GElf_Shdr *sh)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -536,10 +587,145 @@ static Elf_Scn *eh_frame_section(Elf *elf, GElf_Shdr *sh)
 		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && strcmp(name, ".eh_frame") == 0)
+		if (name && strcmp(name, want) == 0)
 			return scn;
 	}
 	return NULL;
+}
+
+/* A PLT without CFI (arm64: ld describes none): [lo, hi) of its entries
+ * after the header into b->plt, when no FDE overlaps the section; the
+ * table's base then starts at the PLT if it comes first. */
+static int find_plt(struct builder *b, Elf *elf)
+{
+	struct tb_cfi *c = b->c;
+	GElf_Shdr sh;
+	uint64_t lo, hi;
+
+	if (!b->arch->plt_header || !section(elf, ".plt", &sh) || sh.sh_size <= b->arch->plt_header ||
+	    sh.sh_addr + sh.sh_size < sh.sh_addr)
+		return 0;
+	lo = sh.sh_addr;
+	hi = sh.sh_addr + sh.sh_size;
+	for (uint32_t i = 0; i < c->nfdes; i++)
+		if (c->fdes[i].lo < hi && lo < c->fdes[i].hi)
+			return 0;
+	if (lo < c->base) {
+		if (c->fdes[c->nfdes - 1].hi - lo > UINT32_MAX)
+			return fail(b, "code spans more than 4 GiB");
+		c->base = lo;
+	}
+	b->plt = (struct tb_code_range){ lo, hi };
+	return 0;
+}
+
+/* The PLT's rows (find_plt): its header INVALID (lazy binding's entry,
+ * which pushes x16 and x30), its entries (adrp, ldr, add, br: sp and x30
+ * untouched) CFA = sp with the return address in x30; an INVALID row at its
+ * end before a gap to the next FDE at next_lo. */
+static int plt_rows(struct builder *b, uint64_t next_lo)
+{
+	const struct tb_urow entry = { 0, 0, TB_UK_RSP | TB_URA_LR << TB_URA_SHIFT, 0 };
+
+	if (emit(b, b->plt.lo, invalid_row) || emit(b, b->plt.lo + b->arch->plt_header, entry))
+		return -1;
+	return next_lo - b->plt.hi > TB_CFI_MAX_PAD ? emit(b, b->plt.hi, invalid_row) : 0;
+}
+
+/* ------------------------------------------------------------ rows from code */
+
+static void emit_cb(void *ctx, uint64_t addr, struct tb_urow r)
+{
+	struct builder *b = ctx;
+
+	if (!b->emit_failed && emit(b, addr, r))
+		b->emit_failed = 1;
+}
+
+/* The file bytes of ELF vaddrs [lo, hi) from the PT_LOAD holding them, or NULL. */
+static const uint8_t *load_bytes(Elf *elf, uint64_t lo, uint64_t hi)
+{
+	size_t nphdr;
+	Elf_Data *d;
+
+	if (elf_getphdrnum(elf, &nphdr))
+		return NULL;
+	for (size_t i = 0; i < nphdr && i < 64; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || lo < ph.p_vaddr ||
+		    hi > ph.p_vaddr + ph.p_filesz || hi < lo)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + (lo - ph.p_vaddr)), hi - lo, ELF_T_BYTE);
+		return d && d->d_size == hi - lo ? d->d_buf : NULL;
+	}
+	return NULL;
+}
+
+/* A file without .eh_frame whose machine reads rows from code (arm64: the
+ * kernel's vDSO has no CFI): each .dynsym function's rows from its
+ * instructions (proc/a64rows.c), a SIGNAL row over the signal trampoline
+ * from the nop before it (return addresses are looked up at pc-1), an
+ * INVALID row after each where a gap follows.  At most
+ * MAX_CODE_ROWS_FUNCS functions of MAX_CODE_ROWS_BYTES in all. */
+static int code_table(struct builder *b, Elf *elf)
+{
+	struct tb_cfi *c = b->c;
+	GElf_Shdr sh;
+	Elf_Scn *scn = section(elf, ".dynsym", &sh);
+	Elf_Data *d;
+	uint64_t sigreturn = 0, bytes = 0;
+	size_t n;
+
+	if (!scn || sh.sh_entsize != sizeof(Elf64_Sym) || !(d = tb_elf_data(elf, scn)))
+		return fail(b, "no .eh_frame section");
+	n = d->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < n && i <= MAX_CODE_ROWS_FUNCS; i++) {
+		GElf_Sym sym;
+		const char *name;
+		struct tb_code_range r;
+
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_size ||
+		    sym.st_value % 4 || sym.st_value + sym.st_size < sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (name && strcmp(name, b->arch->code_rows_sigreturn) == 0 && sym.st_value >= 4) {
+			sigreturn = sym.st_value - 4;
+			r = (struct tb_code_range){ sigreturn, sym.st_value + sym.st_size };
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+			r = (struct tb_code_range){ sym.st_value, sym.st_value + sym.st_size };
+		} else {
+			continue;
+		}
+		c->fdes = tb_grow(c->fdes, &c->fdes_cap, c->nfdes + 1, sizeof(*c->fdes), 64);
+		c->fdes[c->nfdes++] = r;
+		bytes += r.hi - r.lo;
+	}
+	if (!c->nfdes || bytes > MAX_CODE_ROWS_BYTES)
+		return fail(b, "no .eh_frame section");
+	tb_qsort(c->fdes, c->nfdes, sizeof(*c->fdes), cmp_range);
+	for (uint32_t i = 1; i < c->nfdes; i++)
+		if (c->fdes[i].lo < c->fdes[i - 1].hi)
+			return fail(b, "no .eh_frame section, and its functions overlap");
+	c->base = c->fdes[0].lo;
+	for (uint32_t i = 0; i < c->nfdes; i++) {
+		uint64_t lo = c->fdes[i].lo, hi = c->fdes[i].hi;
+		uint64_t next = i + 1 < c->nfdes ? c->fdes[i + 1].lo : UINT64_MAX;
+		const uint8_t *code = load_bytes(elf, lo, hi);
+
+		if (!code)
+			return fail(b, "no .eh_frame section, and its code is unreadable");
+		if (lo == sigreturn)
+			emit_cb(b, lo, (struct tb_urow){ 0, 0, TB_UK_SIGNAL, 0 });
+		else
+			tb_a64_rows(code, lo, hi, emit_cb, b);
+		if (next - hi > TB_CFI_MAX_PAD)
+			emit_cb(b, hi, invalid_row);
+		if (b->emit_failed)
+			return -1;
+		c->code_bytes += hi - lo;
+	}
+	return 0;
 }
 
 int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, char *err,
@@ -559,17 +745,25 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    !(b.ident = (const unsigned char *)elf_getident(elf, NULL)))
 		return fail(&b, "not an ELF file");
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-		return fail(&b, "not an x86-64 ELF file");
-	if (!(scn = eh_frame_section(elf, &sh)))
-		return fail(&b, "no .eh_frame section");
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || !(b.arch = tb_cfi_arch(eh.e_machine)))
+		return fail(&b, "not an x86-64 or arm64 ELF file");
+	if (!(scn = section(elf, ".eh_frame", &sh))) {
+		if (!b.arch->code_rows_sigreturn)
+			return fail(&b, "no .eh_frame section");
+		if (code_table(&b, elf)) {
+			tb_cfi_free(out);
+			return -1;
+		}
+		out->build_ns = tb_clock_ns(CLOCK_MONOTONIC) - b.t0;
+		return 0;
+	}
 	/* read whole (libelf): bounded first, as a sparse file may claim any size */
 	if (sh.sh_size > TB_ELF_MAX_SECTION)
 		return fail(&b, ".eh_frame is larger than 64 MiB");
 	if (!(b.eh = tb_elf_data(elf, scn)) || !b.eh->d_buf || b.eh->d_size != sh.sh_size)
 		return fail(&b, ".eh_frame is unreadable (truncated file?)");
 	b.eh_addr = sh.sh_addr;
-	if (list_fdes(&b)) {
+	if (list_fdes(&b) || find_plt(&b, elf)) {
 		tb_cfi_free(out);
 		return -1;
 	}
@@ -577,15 +771,22 @@ int tb_cfi_build(Elf *elf, const struct tb_cfi_limits *lim, struct tb_cfi *out, 
 		tb_cfi_free(out);
 		return fail(&b, "libdw cannot read .eh_frame");
 	}
-	for (uint32_t i = 0; i < out->nfdes && !rc; i++)
-		rc = fde_rows(&b, cfi, out->fdes[i].lo, out->fdes[i].hi,
-			      i + 1 < out->nfdes ? out->fdes[i + 1].lo : UINT64_MAX);
+	for (uint32_t i = 0; i < out->nfdes && !rc; i++) {
+		if (b.plt.hi && b.plt.lo < out->fdes[i].lo) {
+			rc = plt_rows(&b, out->fdes[i].lo);
+			b.plt.hi = 0;
+		}
+		rc = rc ? rc : fde_rows(&b, cfi, out->fdes[i].lo, out->fdes[i].hi,
+					i + 1 < out->nfdes ? out->fdes[i + 1].lo : UINT64_MAX);
+	}
+	if (!rc && b.plt.hi)
+		rc = plt_rows(&b, UINT64_MAX);
 	dwarf_cfi_end(cfi);
 	if (rc) {
 		tb_cfi_free(out);
 		return -1;
 	}
-	if (out->rbp_bytes * 100 >= out->code_bytes * TB_CFI_FP_ONLY_PERCENT)
+	if (b.arch->fp_record_at_cfa && out->rbp_bytes * 100 >= out->code_bytes * TB_CFI_FP_ONLY_PERCENT)
 		out->flags |= TB_CFI_FP_ONLY;
 	out->build_ns = tb_clock_ns(CLOCK_MONOTONIC) - b.t0;
 	return 0;

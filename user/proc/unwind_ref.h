@@ -1,6 +1,7 @@
 /* unwind_ref.h: the native unwinder in user space, step for step the walk
  * the BPF program runs (docs/native-unwinding.md): per-process ranges ->
- * the file's rows -> CFA rule -> return address at CFA-8 and the rbp rule,
+ * the file's rows -> CFA rule -> return address (at CFA-8, or arm64's rules)
+ * and the frame pointer rule,
  * frame pointers where a file has no table, PLT and signal frames, a reason
  * for every stop, bounded depth, a strictly increasing stack pointer.  Used
  * to prove the tables before BPF, and by `dump --native` on blocked threads. */
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "proc/cfi.h"
+#include "proc/cfi_arch.h"
 
 #define TB_UW_MAX_DEPTH 256
 
@@ -53,6 +55,9 @@ struct tb_uw_range {
 struct tb_uw_regs {
 	uint64_t ip, sp, bp;
 	int ip_is_ra;                      /* the leaf resumes after a call or syscall: look up ip-1 */
+	uint64_t lr;                       /* the link register (arm64; unused on x86-64), */
+	int has_lr;                        /* if known (a blocked thread's /proc/PID/task/TID/syscall
+					    * has no lr: the BPF walk always has it) */
 };
 
 struct tb_uw_frame {
@@ -72,6 +77,7 @@ struct tb_uw_walk {
 	void *ctx;
 	uint32_t max_depth;                /* <= TB_UW_MAX_DEPTH */
 	int fp_fallback;                   /* frames of files without a table: by frame pointer */
+	const struct tb_cfi_arch *arch;    /* the target's machine; NULL: the agent's own */
 };
 
 /* Walk from regs: frames out[0..return value), innermost first; *stop says
