@@ -15,6 +15,11 @@ program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as the
   native      --native --kernel on ctypes calls into tests/native/chain.c (built -O2
               -fomit-frame-pointer: only .eh_frame unwinds it): chain_a -> chain_b -> chain_c
               under the Python frame call_chain (tests/native/run.py check_chain)
+  signal      --native on a SIGALRM handler's chain (chain.c chain_handler): unwound through
+              the signal frame to the code it interrupted, and vDSO leaves to their callers
+              (tests/native/run.py check_signal)
+  dump-native `tachyon-bpf dump --native` of blocked threads: their native frames merged with
+              the Python ones (test_dump_states)
   opcodes     --opcodes on opcodes.py: the specialized instructions of the hot line and their
               column span (test_opcodes)
   dump        `tachyon-bpf dump PID` of threads.py: every thread's stack (test_dump; reads the
@@ -168,6 +173,8 @@ def check_all_python():
 # the guests: cpu mode at the sleep line 1-10% (x86_64), 18-21% (arm64 6.12); GIL held +
 # waited 0.87-0.89 (arm64), 0.90-0.95 (x86_64 5.10), the rest a futex wake of the other thread.
 TCG_CPU_SLEEP_MAX = 25
+# a library's table built later under emulation: 1-8 of ~750 chain samples partial (arm64)
+TCG_PARTIAL_FLOOR = 10
 TCG_MIN_HELD_WAIT = 0.8
 
 
@@ -178,8 +185,19 @@ def check_wall():
 def check_native():
     os.environ["TB_CHAIN_LIB"] = CHAIN_LIB
     nr.SECONDS = NATIVE_SECONDS
+    nr.PARTIAL_FLOOR = TCG_PARTIAL_FLOOR
     with agent_flags("--kernel"):
         return nr.check_chain(PY)
+
+
+def check_signal():
+    os.environ["TB_CHAIN_LIB"] = CHAIN_LIB
+    nr.SECONDS = NATIVE_SECONDS
+    return nr.check_signal(PY)
+
+
+def check_dump_native():
+    return it.test_dump_states(PY, TAG)
 
 
 def check_opcodes():
@@ -221,7 +239,8 @@ def check_container():
 
 CHECKS = [("shape", check_shape), ("split", check_split), ("deep", check_deep), ("threads", check_threads),
           ("all-python", check_all_python), ("wall", check_wall), ("gil", check_gil), ("kernel", check_kernel),
-          ("native", check_native), ("opcodes", check_opcodes), ("container", check_container), ("dump", check_dump)]
+          ("native", check_native), ("signal", check_signal), ("opcodes", check_opcodes),
+          ("container", check_container), ("dump", check_dump), ("dump-native", check_dump_native)]
 # the checks that load the BPF program: all failed at once when it does not load
 BPF_CHECKS = {name for name, _ in CHECKS} - {"dump"}
 

@@ -77,6 +77,7 @@ import tb  # noqa: E402
 
 WORKLOAD = os.path.join(HERE, "workload.py")
 RATE = "199"
+PARTIAL_FLOOR = 3  # check_chain's partial samples allowed beyond 0.5% (+1 per 200); guests: more
 SECONDS = 4.0
 CHECK_ONLY = None
 RESULTS = [0, 0]
@@ -220,9 +221,9 @@ def check_chain(argv):
     share = 100.0 * hits / total
     assert share >= 90.0, "chain_a -> chain_b -> chain_c under call_chain in %.1f%% of %d" % (share, total)
     m = PARTIAL_RE.search(err)
-    # at most 0.5%, or 3 samples: a library's first milliseconds before its table (a slow
-    # guest under TCG built libc's 4 samples late of 658)
-    assert m and (float(m.group(3)) < 0.5 or int(m.group(1)) <= 3 + int(m.group(2)) // 200), \
+    # at most 0.5%, or PARTIAL_FLOOR samples: a library's first milliseconds before its table
+    # (a slow guest under TCG built libc's 4 samples late of 658)
+    assert m and (float(m.group(3)) < 0.5 or int(m.group(1)) <= PARTIAL_FLOOR + int(m.group(2)) // 200), \
         "partial samples: %s" % (m.group(0) if m else "no line")
     alone = sum(n for fr, n in stacks if python_only(fr))
     assert alone == 0, "%d samples are Python frames alone (a second tower)" % alone
