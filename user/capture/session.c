@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include "lib/cli.h"
 #include "lib/term.h"
-#include "proc/arch.h"
 #include "proc/cgroup.h"
 #include "proc/launch.h"
 #include "proc/unwind_ref.h"
@@ -175,12 +174,6 @@ int tb_session_option(struct tb_session_opts *o, int key, char *arg, char *err, 
 {
 	unsigned v;
 
-	/* native unwinding's pieces (BPF walk, CFI rows, evaluator ranges) per architecture */
-	if ((key == O_NATIVE || key == O_NATIVE_DEPTH || key == O_NATIVE_MB || key == O_NATIVE_ALL) &&
-	    tb_arch.native_missing) {
-		snprintf(err, errlen, "--native: %s", tb_arch.native_missing);
-		return -1;
-	}
 	switch (key) {
 	case 'p':
 		if (tb_parse_pids(arg, o->pids, &o->npids, TB_SESSION_MAX_PIDS))

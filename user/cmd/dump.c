@@ -21,7 +21,6 @@
 #include "lib/jsonw.h"
 #include "lib/termsafe.h"
 #include "model/symbolize.h"
-#include "proc/arch.h"
 #include "proc/task.h"
 
 #define DUMP_MAX_DEPTH TB_MAX_FRAMES
@@ -363,10 +362,6 @@ int tb_cmd_dump(int argc, char **argv)
 	if (optind != argc - 1 || (pid = strtol(argv[optind], &end, 10)) <= 0 || *end || pid > 0x7fffffff) {
 		fprintf(stderr, "tachyon-bpf: dump: give one process id\n");
 		return 2;
-	}
-	if (native && tb_arch.native_missing) {
-		fprintf(stderr, "tachyon-bpf: dump: --native: %s\n", tb_arch.native_missing);
-		return 1;
 	}
 	if (refused(pid))
 		return 1;

@@ -13,8 +13,6 @@ struct tb_arch {
 	/* the thread pointer is pthread_self() (x86_64's fs base: glibc's TLS
 	 * variant II); else it is sizeof(struct pthread) past it (variant I) */
 	int tp_is_pthread;
-	/* NULL: --native works; else what is not ported yet (one line) */
-	const char *native_missing;
 };
 extern const struct tb_arch tb_arch;
 

@@ -10,7 +10,6 @@ const struct tb_arch tb_arch = {
 	.name = "aarch64",
 	.elf_machine = EM_AARCH64,
 	.tp_is_pthread = 0,
-	.native_missing = NULL,
 };
 
 uint64_t tb_arch_breakpoint_word(uint64_t word)

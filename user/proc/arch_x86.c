@@ -9,7 +9,6 @@ const struct tb_arch tb_arch = {
 	.name = "x86_64",
 	.elf_machine = EM_X86_64,
 	.tp_is_pthread = 1,
-	.native_missing = NULL,
 };
 
 uint64_t tb_arch_breakpoint_word(uint64_t word)

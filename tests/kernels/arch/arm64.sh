@@ -25,6 +25,4 @@ KARCH_CONSOLE=ttyAMA0
 karch_results_args() { echo "-chardev file,id=results,path=$1 -device pci-serial,chardev=results"; }
 KARCH_RESULTS_DEV=/dev/ttyS0
 KARCH_ELF_MACHINE=AArch64                      # readelf -h: the binary must be one of these
-# checks the agent may refuse here (guest_checks.py: "unsupported NAME", only when the agent
-# itself says "not ported"/"not supported"): --native is not ported to arm64 yet
 KARCH_UNSUPPORTED=""                          # checks the agent may refuse here (guest_checks.py): none
