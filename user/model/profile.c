@@ -239,6 +239,13 @@ static void python_frame(struct tb_profile *p, const struct tb_pinfo *pi, const 
 		p->unresolved_frames++;
 }
 
+/* The native walk stopped at a library mapped since or whose table is being built:
+ * the sample is partial (its callers by frame pointer). */
+static int library_not_ready(const struct tb_sample_hdr *h)
+{
+	return h->native_stop == TB_NS_UNKNOWN_MAP || h->native_stop == TB_NS_NO_TABLE;
+}
+
 /* The frame that stands for native frames whose tables were not ready. */
 #define NOT_READY "<native tables not ready>"
 
@@ -261,7 +268,7 @@ static uint16_t merged_frames(struct tb_profile *p, const struct tb_pinfo *pi, c
 	 * still building): the native part the walk could not reach (its root: _start,
 	 * the interpreter's main) is one marked frame at the root, so that such samples
 	 * make one tower under it, not Python frames at the root beside the whole ones */
-	int library = h->native_stop == TB_NS_UNKNOWN_MAP || h->native_stop == TB_NS_NO_TABLE;
+	int library = library_not_ready(h);
 	int not_ready = depth && (h->native_stop == TB_NS_NONE || (v == TB_MV_TRUNCATED && library));
 
 	tb_native_count(&p->ncodes, h->native_stop, h->nnative, v);
@@ -521,7 +528,7 @@ void tb_profile_add_sample(struct tb_profile *p, const struct tb_sample_hdr *h, 
 		kind |= TB_SK_PARTIAL;
 		p->partial++;
 	}
-	if (h->nnative && (h->native_stop == TB_NS_UNKNOWN_MAP || h->native_stop == TB_NS_NO_TABLE))
+	if (h->nnative && library_not_ready(h))
 		kind |= TB_SK_NATIVE_PARTIAL;
 	p->frames += depth;
 	stack = sample_stack(p, pi, parent, h, words, frames, depth, thread, kind);
