@@ -273,12 +273,12 @@ def test_sleep_wall(py, tag, cpu_sleep_max=15):
     """cpu_sleep_max: the cpu-mode share (%) of samples at the sleep line (its system call's
     way in and out), at most; 15 here, more in a TCG guest (tests/kernels/guest_checks.py)."""
     line = tb.marked_line(tb.workload("sleeper.py"), "SLEEP-LINE")
-    _, fold = capture_json(py, "sleeper.py", ["3"], ["--mode", "wall", "-r", "499"], "sleepwall-" + tag)
+    _, fold = capture_json(py, "sleeper.py", ["2.4"], ["--mode", "wall", "-r", "499"], "sleepwall-" + tag)
     s, t = sleep_share(fold, line)
     assert t > 1000 and abs(100.0 * s / t - 90) <= 5, "sleep %d of %d (%.1f%%)" % (s, t, 100.0 * s / t)
     off = sum(n for frames, n in fold.stacks if frames[-1].startswith("<off-CPU>"))
     assert off >= 0.8 * s, "only %d of %d sleep samples under <off-CPU>" % (off, s)
-    _, fold2 = capture_json(py, "sleeper.py", ["2"], ["-r", "499"], "sleepcpu-" + tag)
+    _, fold2 = capture_json(py, "sleeper.py", ["1.2"], ["-r", "499"], "sleepcpu-" + tag)
     s2, t2 = sleep_share(fold2, line)
     assert t2 > 20 and 100.0 * s2 / t2 <= cpu_sleep_max, "cpu mode: sleep %d of %d (limit %d%%)" % (
         s2, t2, cpu_sleep_max)
@@ -416,14 +416,14 @@ def test_kernel_render():
 
 
 def test_gc_exception(py, tag):
-    data, fold = capture_json(py, "gc_exc.py", ["1.5"], ["-r", "499"], "gc-" + tag)
+    data, fold = capture_json(py, "gc_exc.py", ["0.8"], ["-r", "499"], "gc-" + tag)
     gc_samples = sum(n for frames, n in fold.stacks if frames[-1].startswith("<GC>"))
     under = sum(n for frames, n in fold.stacks if frames[-1].startswith("<GC>")
                 and "make_garbage" in [tb.Folded.func(f) for f in frames])
     assert gc_samples >= 10 and under >= 0.8 * gc_samples, "<GC> %d, under make_garbage %d" % (gc_samples, under)
-    _, fold2 = capture_json(py, "gc_exc.py", ["1.5"], ["-r", "499", "--no-gc"], "nogc-" + tag)
+    _, fold2 = capture_json(py, "gc_exc.py", ["0.8"], ["-r", "499", "--no-gc"], "nogc-" + tag)
     assert not any(frames[-1].startswith("<GC>") for frames, _ in fold2.stacks), "--no-gc kept <GC>"
-    data3, fold3 = capture_json(py, "gc_exc.py", ["1"], ["-r", "499", "--mode", "exception"], "exc-" + tag)
+    data3, fold3 = capture_json(py, "gc_exc.py", ["0.6"], ["-r", "499", "--mode", "exception"], "exc-" + tag)
     kept = {}
     for frames, n in fold3.stacks:
         for f in frames:
@@ -1055,8 +1055,8 @@ def test_cgroup_alone(pys):
             running = start_in_cgroup(60)
             outside = subprocess.Popen(py + [tb.workload("slices.py"), "60"])
             procs.append(outside)
-            time.sleep(1.0)
-            proc, out = start_capture(["-d", "4", "-r", "499"] + sel, "cg-alone")
+            time.sleep(0.5)
+            proc, out = start_capture(["-d", "3", "-r", "499"] + sel, "cg-alone")
             time.sleep(0.5)
             later = start_in_cgroup(2)
             data = finish_capture(proc, out)
