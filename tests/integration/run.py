@@ -694,6 +694,57 @@ def test_dump_running(py, tag):
         "(dump %d, %.2f s)" % (attempt + 1, took)
 
 
+SPIN_THEN_SLEEP = """import os, sys, threading, time
+def spin_until_flag():
+    while not os.path.exists(sys.argv[1]):
+        pass
+    time.sleep(60)  # SLEEP
+t = threading.Thread(target=spin_until_flag, name="spin-then-sleep")
+t.start()
+print("ready", flush=True)
+t.join()
+"""
+
+
+def test_dump_blocks_before_sampled(py=("/usr/bin/python3.11",)):
+    """dump --native of a thread running when the dump begins that blocks before it is sampled
+    (its flag file made once the dump's BPF maps exist, i.e. while the program loads): its Python
+    frames read again from memory (at the sleep, not the spin), unwound where it blocked."""
+    flag = os.path.join(TMP, "spin-flag")
+    if os.path.exists(flag):
+        os.unlink(flag)
+    proc = subprocess.Popen(list(py) + ["-c", SPIN_THEN_SLEEP, flag], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.3)
+        dump = subprocess.Popen([tb.BIN, "dump", "--json", "--native", str(proc.pid)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and dump.poll() is None:
+            fds = os.path.join("/proc", str(dump.pid), "fd")
+            try:
+                if any(os.readlink(os.path.join(fds, fd)) == "anon_inode:bpf-map" for fd in os.listdir(fds)):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.002)
+        assert dump.poll() is None, "the dump ended before it loaded the BPF program: the thread was not running"
+        open(flag, "w").close()
+        out, err = dump.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert dump.returncode == 0, err
+    t = {t["name"]: t for t in json.loads(out)["threads"]}["spin-then-sleep"]
+    names = [f["name"] for f in t["merged"]]
+    sleep_line = SPIN_THEN_SLEEP.splitlines().index("    time.sleep(60)  # SLEEP") + 1
+    assert t["frames_from"] == "memory" and t["native_note"] is None, (t["frames_from"], t["native_note"])
+    assert t["frames"][-1]["name"] == "spin_until_flag" and t["frames"][-1]["line"] == sleep_line, t["frames"]
+    assert t["merged"][-1]["kind"] == "native" and "spin_until_flag" in names, names
+    return "read again at the sleep (line %d), unwound: %s" % (sleep_line, " > ".join(names[names.index(
+        "spin_until_flag"):]))
+
+
 def test_dump_not_root():
     """dump of another user's process as nobody: one line naming what it needs."""
     proc = subprocess.Popen(["/usr/bin/python3.11", "-c", "import time; time.sleep(30)"])
@@ -1357,7 +1408,7 @@ def main():
         tag = "%s-%s" % (minor, kind)
         if free_threaded(tag) and not skipped("test_diff"):
             check("test_diff %s" % tag, test_diff, argv, tag)
-    for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_dump_not_root, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
+    for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_dump_blocks_before_sampled, test_dump_not_root, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output, test_signal_at_start, test_version, test_live_is_top,
                test_command_words, test_summary_rows, test_kernel_hidden, test_kernel_render):
         if skipped(fn.__name__):
