@@ -649,7 +649,7 @@ def dump_running_once(pid):
     by_name = {t["name"]: t for t in json.loads(r.stdout)["threads"]}
     want = {"MainThread", "http-worker-0", "http-worker-1", "locked", "c-spinner"}
     if set(by_name) != want:
-        return ["names %s" % sorted(by_name)], took
+        return ["names %s" % sorted(by_name)], (took, None)
     bad = []
     spinner = by_name["c-spinner"]
     kinds = [(f["kind"], f["name"]) for f in spinner["merged"]]
@@ -668,7 +668,7 @@ def dump_running_once(pid):
         if t["frames_from"] != "memory" or t["native_note"] is not None or t["merged"][-1]["kind"] != "native":
             bad.append("%s: frames from %s, note %r, merged %s" % (name, t["frames_from"], t["native_note"],
                                                                  [f["name"] for f in t["merged"]]))
-    return bad + main_thread_merged(by_name["MainThread"]), took
+    return bad + main_thread_merged(by_name["MainThread"]), (took, spinner["sampled_after_ms"])
 
 
 def test_dump_running(py, tag):
@@ -690,8 +690,8 @@ def test_dump_running(py, tag):
     finally:
         proc.kill()
         proc.wait()
-    return "c-spinner sampled: spin_chain > ctypes > chain_a > chain_b > chain_c; 4 blocked from memory " \
-        "(dump %d, %.2f s)" % (attempt + 1, took)
+    return "c-spinner sampled (%.1f ms after the attach): spin_chain > ctypes > chain_a > chain_b > chain_c; " \
+        "4 blocked from memory (dump %d, %.2f s)" % (took[1], attempt + 1, took[0])
 
 
 SPIN_THEN_SLEEP = """import os, sys, threading, time

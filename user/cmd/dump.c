@@ -187,23 +187,27 @@ static void reread_blocked(struct dump *d)
  * BPF program; each sampled one's Python frames become the sample's. */
 static void sample_running(struct dump *d)
 {
-	int running = 0, k = 0;
-	char err[400];
+	char *running = calloc((size_t)d->n + 1, 1), err[400];
+	int nrunning = 0, k = 0;
 	int64_t nr;
 	uint64_t sp, pc;
 
-	for (int i = 0; i < d->n; i++)
-		running += d->th[i].native_tid &&
-			   tb_task_syscall(d->t.pid, d->th[i].native_tid, &nr, &sp, &pc) == TB_TASK_REGS_RUNNING;
-	if (!running || !(d->samples = calloc((size_t)running, sizeof(*d->samples))))
+	for (int i = 0; running && i < d->n; i++) {
+		running[i] = d->th[i].native_tid &&
+			     tb_task_syscall(d->t.pid, d->th[i].native_tid, &nr, &sp, &pc) == TB_TASK_REGS_RUNNING;
+		nrunning += running[i];
+	}
+	if (!nrunning || !(d->samples = calloc((size_t)nrunning, sizeof(*d->samples)))) {
+		free(running);
 		return;
-	for (int i = 0; i < d->n && k < running; i++) {
-		if (d->th[i].native_tid &&
-		    tb_task_syscall(d->t.pid, d->th[i].native_tid, &nr, &sp, &pc) == TB_TASK_REGS_RUNNING) {
+	}
+	for (int i = 0; i < d->n; i++) {
+		if (running[i]) {
 			d->samples[k].tid = d->th[i].native_tid;
 			d->info[i].sample = &d->samples[k++];
 		}
 	}
+	free(running);
 	if (tb_dump_running_sample(d->t.pid, d->samples, k, TB_DUMP_SAMPLE_S, err, sizeof(err))) {
 		snprintf(d->sample_err, sizeof(d->sample_err), "running, but not sampled: %s", err);
 		for (int j = 0; j < k; j++)
@@ -324,7 +328,11 @@ static void print_json(struct dump *d)
 		}
 		printf("]");
 		if (d->native) {  /* merged, outermost first like frames; kind python, native or marker */
-			printf(",\"frames_from\":\"%s\",\"native_note\":", x->sample && x->sample->taken ? "sampled" : "memory");
+			if (x->sample && x->sample->taken)  /* when: ms after the program was attached */
+				printf(",\"frames_from\":\"sampled\",\"sampled_after_ms\":%.1f", x->sample->after_ns / 1e6);
+			else
+				printf(",\"frames_from\":\"memory\",\"sampled_after_ms\":null");
+			printf(",\"native_note\":");
 			json_nullable(x->native_note);
 			printf(",\"merged\":[");
 			for (int k = x->nmerged - 1; k >= 0; k--) {
