@@ -640,6 +640,10 @@ def chain_lib():
     return lib
 
 
+# the line of dumpstates.py's spin_chain that calls into the chain
+CHAIN_CALL_LINE = [i for i, l in enumerate(open(tb.workload("dumpstates.py")), 1) if "CHAIN.chain_a(" in l][0]
+
+
 def dump_running_once(pid):
     """One dump --json --native of dumpstates.py with the chain: (what is not as expected, seconds)."""
     t0 = time.monotonic()
@@ -663,6 +667,8 @@ def dump_running_once(pid):
             ["chain_a", "chain_b", "chain_c"] or names[-1] != "chain_c" or \
             spinner["frames"][-1]["name"] != "spin_chain":
         bad.append("c-spinner merged: %s" % names)
+    elif spinner["frames"][-1]["line"] != CHAIN_CALL_LINE:  # the sample's offset decoded to its line
+        bad.append("c-spinner at spin_chain line %d, not %d" % (spinner["frames"][-1]["line"], CHAIN_CALL_LINE))
     for name in ("http-worker-0", "http-worker-1", "locked", "MainThread"):
         t = by_name[name]
         if t["frames_from"] != "memory" or t["native_note"] is not None or t["merged"][-1]["kind"] != "native":

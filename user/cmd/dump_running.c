@@ -83,6 +83,10 @@ int tb_dump_running_sample(pid_t pid, struct dump_sample *out, int n, double max
 			tb_session_step(ses, DRAIN_MS);
 		if (r.left > 0)
 			tb_sampler_poll(ses->sampler, 0); /* what is in the ring already */
+		for (int i = 0; i < n; i++)
+			if (!out[i].taken && (tb_session_stop_signal() || ses->done))
+				out[i].why_not = tb_session_stop_signal() ? "running, but not sampled: the dump was interrupted"
+									  : "running, but not sampled: the process exited";
 	}
 	tb_session_free(ses);
 	free(ses);
