@@ -26,13 +26,17 @@ static void on_sample(void *ctx, const struct tb_sample_hdr *h, const __u64 *wor
 {
 	struct running *r = ctx;
 
-	if (h->pid != r->pid || (h->flags & (TB_F_NO_TSTATE | TB_F_OFF_CPU)) || h->native_stop >= TB_NS_MAX)
+	if (h->pid != r->pid || (h->flags & TB_F_OFF_CPU) || h->native_stop >= TB_NS_MAX)
 		return;
 	for (int i = 0; i < r->n; i++) {
 		struct dump_sample *s = &r->s[i];
 
 		if (s->tid != h->tid || s->taken)
 			continue;
+		if (h->flags & TB_F_NO_TSTATE) {
+			s->why_not = "running, but not sampled: the BPF program did not find its Python thread state";
+			return;
+		}
 		s->taken = 1;
 		s->why_not = NULL;
 		s->flags = h->flags;
