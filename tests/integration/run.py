@@ -586,8 +586,13 @@ def dump_states_once(pid, tag):
         bad.append("spinner: %s gil=%s" % (spinner["state"], spinner["holds_gil"]))
     if not all(t["python_name"] for t in d["threads"] if t["name"] != "MainThread"):
         bad.append("not every thread by its Python name")
-    # the main thread's merged frames, outermost first: Python, native (qsort), Python, native
-    kinds = [(f["kind"], f["name"]) for f in by_name["MainThread"]["merged"]]
+    return bad + main_thread_merged(by_name["MainThread"])
+
+
+def main_thread_merged(t):
+    """dumpstates.py's main thread (blocked in cmp under qsort) in a dump --json --native:
+    its merged frames, outermost first, Python, native (qsort), Python, native; [] or what is not."""
+    kinds = [(f["kind"], f["name"]) for f in t["merged"]]
     names = [n for _, n in kinds]
     try:
         outer, inner = names.index("call_sorted"), names.index("cmp")
@@ -596,8 +601,8 @@ def dump_states_once(pid, tag):
         assert any(k == "native" for k, _ in kinds[inner + 1:]), "no native frame under cmp"
         assert all(k != "marker" for k, _ in kinds), "a marker"
     except (ValueError, AssertionError) as e:
-        bad.append("main thread merged %s: %s" % (e, names))
-    return bad
+        return ["main thread merged %s: %s" % (e, names)]
+    return []
 
 
 def test_dump_states(py, tag):
@@ -623,6 +628,127 @@ def test_dump_states(py, tag):
         proc.wait()
     return "5 threads by their Python names, states right (dump %d), native merge py/qsort/py/native" % (
         attempt + 1)
+
+
+def chain_lib():
+    """tests/native/chain.c as a library, -O2 -fomit-frame-pointer (only .eh_frame unwinds it):
+    $TB_CHAIN_LIB when set (the kernel matrix's guests have no compiler), else built here."""
+    lib = os.environ.get("TB_CHAIN_LIB") or os.path.join(TMP, "libchain.so")
+    if not os.path.exists(lib):
+        subprocess.run(["cc", "-O2", "-fomit-frame-pointer", "-shared", "-fPIC", "-o", lib,
+                        os.path.join(tb.ROOT, "tests", "native", "chain.c")], check=True)
+    return lib
+
+
+# the line of dumpstates.py's spin_chain that calls into the chain
+CHAIN_CALL_LINE = [i for i, l in enumerate(open(tb.workload("dumpstates.py")), 1) if "CHAIN.chain_a(" in l][0]
+
+
+def dump_running_once(pid):
+    """One dump --json --native of dumpstates.py with the chain: (what is not as expected, seconds)."""
+    t0 = time.monotonic()
+    r = tb.run(["dump", "--json", "--native", str(pid)])
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    by_name = {t["name"]: t for t in json.loads(r.stdout)["threads"]}
+    want = {"MainThread", "http-worker-0", "http-worker-1", "locked", "c-spinner"}
+    if set(by_name) != want:
+        return ["names %s" % sorted(by_name)], (took, None)
+    bad = []
+    spinner = by_name["c-spinner"]
+    kinds = [(f["kind"], f["name"]) for f in spinner["merged"]]
+    names = [n for _, n in kinds]
+    # one sample: Python caller, then the whole chain in order, chain_c the leaf; its Python
+    # frames (frames) the sample's too, spin_chain innermost
+    if spinner["frames_from"] != "sampled" or spinner["native_note"] is not None:
+        bad.append("c-spinner: frames from %s, note %r" % (spinner["frames_from"], spinner["native_note"]))
+    elif "spin_chain" not in names or kinds[names.index("spin_chain")][0] != "python" or \
+            [n for k, n in kinds[names.index("spin_chain") + 1:] if n.startswith("chain_")] != \
+            ["chain_a", "chain_b", "chain_c"] or names[-1] != "chain_c" or \
+            spinner["frames"][-1]["name"] != "spin_chain":
+        bad.append("c-spinner merged: %s" % names)
+    elif spinner["frames"][-1]["line"] != CHAIN_CALL_LINE:  # the sample's offset decoded to its line
+        bad.append("c-spinner at spin_chain line %d, not %d" % (spinner["frames"][-1]["line"], CHAIN_CALL_LINE))
+    for name in ("http-worker-0", "http-worker-1", "locked", "MainThread"):
+        t = by_name[name]
+        if t["frames_from"] != "memory" or t["native_note"] is not None or t["merged"][-1]["kind"] != "native":
+            bad.append("%s: frames from %s, note %r, merged %s" % (name, t["frames_from"], t["native_note"],
+                                                                 [f["name"] for f in t["merged"]]))
+    return bad + main_thread_merged(by_name["MainThread"]), (took, spinner["sampled_after_ms"])
+
+
+def test_dump_running(py, tag):
+    """dump --native of a thread spinning in C under Python (dumpstates.py with tests/native/chain.c:
+    spin_chain -> ctypes -> chain_a -> chain_b -> chain_c, no frame pointers) and four blocked:
+    the running one's Python and native frames from one sample of the BPF program (frames_from
+    "sampled"), its Python caller above the whole chain in order; the blocked ones read and unwound
+    as before ("memory"). A sample between two chain calls is in Python: up to 3 dumps."""
+    proc = subprocess.Popen(py + [tb.workload("dumpstates.py"), "60", chain_lib()], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        for attempt in range(3):
+            bad, took = dump_running_once(proc.pid)
+            if not bad:
+                break
+        assert not bad, "; ".join(bad)
+    finally:
+        proc.kill()
+        proc.wait()
+    return "c-spinner sampled (%.1f ms after the attach): spin_chain > ctypes > chain_a > chain_b > chain_c; " \
+        "4 blocked from memory (dump %d, %.2f s)" % (took[1], attempt + 1, took[0])
+
+
+SPIN_THEN_SLEEP = """import os, sys, threading, time
+def spin_until_flag():
+    while not os.path.exists(sys.argv[1]):
+        pass
+    time.sleep(60)  # SLEEP
+t = threading.Thread(target=spin_until_flag, name="spin-then-sleep")
+t.start()
+print("ready", flush=True)
+t.join()
+"""
+
+
+def test_dump_blocks_before_sampled(py=("/usr/bin/python3.11",)):
+    """dump --native of a thread running when the dump begins that blocks before it is sampled
+    (its flag file made once the dump's BPF maps exist, i.e. while the program loads): its Python
+    frames read again from memory (at the sleep, not the spin), unwound where it blocked."""
+    flag = os.path.join(TMP, "spin-flag")
+    if os.path.exists(flag):
+        os.unlink(flag)
+    proc = subprocess.Popen(list(py) + ["-c", SPIN_THEN_SLEEP, flag], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.3)
+        dump = subprocess.Popen([tb.BIN, "dump", "--json", "--native", str(proc.pid)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and dump.poll() is None:
+            fds = os.path.join("/proc", str(dump.pid), "fd")
+            try:
+                if any(os.readlink(os.path.join(fds, fd)) == "anon_inode:bpf-map" for fd in os.listdir(fds)):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.002)
+        assert dump.poll() is None, "the dump ended before it loaded the BPF program: the thread was not running"
+        open(flag, "w").close()
+        out, err = dump.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert dump.returncode == 0, err
+    t = {t["name"]: t for t in json.loads(out)["threads"]}["spin-then-sleep"]
+    names = [f["name"] for f in t["merged"]]
+    sleep_line = SPIN_THEN_SLEEP.splitlines().index("    time.sleep(60)  # SLEEP") + 1
+    assert t["frames_from"] == "memory" and t["native_note"] is None, (t["frames_from"], t["native_note"])
+    assert t["frames"][-1]["name"] == "spin_until_flag" and t["frames"][-1]["line"] == sleep_line, t["frames"]
+    assert t["merged"][-1]["kind"] == "native" and "spin_until_flag" in names, names
+    return "read again at the sleep (line %d), unwound: %s" % (sleep_line, " > ".join(names[names.index(
+        "spin_until_flag"):]))
 
 
 def test_dump_not_root():
@@ -1270,7 +1396,8 @@ def main():
     for minor, kind, argv in pys:
         tag = "%s-%s" % (minor, kind)
         for fn in (test_slices, test_threads, test_deep, test_imports, test_attach, test_gil_wall, test_gil_mode,
-                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_dump_states, test_parallel,
+                   test_sleep_wall, test_gc_exception, test_opcodes, test_dump, test_dump_states, test_dump_running,
+                   test_parallel,
                    test_kernel_syscalls, test_kernel_wall):
             if skipped(fn.__name__):
                 continue
@@ -1287,7 +1414,7 @@ def main():
         tag = "%s-%s" % (minor, kind)
         if free_threaded(tag) and not skipped("test_diff"):
             check("test_diff %s" % tag, test_diff, argv, tag)
-    for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_dump_not_root, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
+    for fn in (test_subprocesses, test_interval, test_diff, test_dump_bad, test_dump_blocks_before_sampled, test_dump_not_root, test_not_python, test_no_such_pid, test_cmd_not_found, test_cmd_not_python,
                test_not_root, test_bad_output, test_sigint_writes_output, test_signal_at_start, test_version, test_live_is_top,
                test_command_words, test_summary_rows, test_kernel_hidden, test_kernel_render):
         if skipped(fn.__name__):

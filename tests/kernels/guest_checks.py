@@ -19,7 +19,9 @@ program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as the
               the signal frame to the code it interrupted, and vDSO leaves to their callers
               (tests/native/run.py check_signal)
   dump-native `tachyon-bpf dump --native` of blocked threads: their native frames merged with
-              the Python ones (test_dump_states)
+              the Python ones (test_dump_states); of a thread running in chain.c under Python:
+              one sample of the BPF program, spin_chain above chain_a -> chain_b -> chain_c
+              (test_dump_running)
   opcodes     --opcodes on opcodes.py: the specialized instructions of the hot line and their
               column span (test_opcodes)
   dump        `tachyon-bpf dump PID` of threads.py: every thread's stack (test_dump; reads the
@@ -197,7 +199,8 @@ def check_signal():
 
 
 def check_dump_native():
-    return it.test_dump_states(PY, TAG)
+    os.environ["TB_CHAIN_LIB"] = CHAIN_LIB
+    return "%s; %s" % (it.test_dump_states(PY, TAG), it.test_dump_running(PY, TAG))
 
 
 def check_opcodes():

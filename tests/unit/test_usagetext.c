@@ -114,9 +114,9 @@ static void test_options(void **state)
 
 static void test_real_texts(void **state)
 {
-	/* (record's and top's link the sampler: tests/install/check.py reads them through
-	 * the binary's completions) */
-	static void (*const usages[])(FILE *) = { tb_render_usage, tb_diff_usage, tb_dump_usage };
+	/* (record's, top's and dump's link the sampler: tests/install/check.py reads them
+	 * through the binary's completions) */
+	static void (*const usages[])(FILE *) = { tb_render_usage, tb_diff_usage };
 	struct tb_usage_opt o[96];
 	const struct tb_usage_opt *x;
 

@@ -2,13 +2,17 @@
 http-worker-0 and http-worker-1 sleep in time.sleep, "locked" waits in lock.acquire, "spinner"
 spins in Python (active, the GIL holder), and the main thread sleeps in a Python callback
 (cmp) called by libc's qsort through ctypes (its native frames: Python, native, Python,
-native). Prints "ready" and runs for argv[1] seconds (default 60)."""
+native). Prints "ready" and runs for argv[1] seconds (default 60). With argv[2] the path of
+tests/native/chain.c built as a library, the spinner is "c-spinner" instead: spin_chain
+calls its chain_a -> chain_b -> chain_c through ctypes (the GIL released), spinning in C
+under Python (one running thread, four blocked: test_dump_running)."""
 import ctypes
 import sys
 import threading
 import time
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+CHAIN = ctypes.CDLL(sys.argv[2]) if len(sys.argv) > 2 else None
 lock = threading.Lock()
 lock.acquire()
 
@@ -27,10 +31,18 @@ def spin():
         x += 1
 
 
+def spin_chain():
+    while True:
+        CHAIN.chain_a(1 << 26)  # ~0.1 s in chain_c per call
+
+
 for i in range(2):
     threading.Thread(target=sleeper, name="http-worker-%d" % i, daemon=True).start()
 threading.Thread(target=locked, name="locked", daemon=True).start()
-threading.Thread(target=spin, name="spinner", daemon=True).start()
+if CHAIN:
+    threading.Thread(target=spin_chain, name="c-spinner", daemon=True).start()
+else:
+    threading.Thread(target=spin, name="spinner", daemon=True).start()
 
 CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
 

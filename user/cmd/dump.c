@@ -2,9 +2,10 @@
  * every thread of a process, once, read without stopping it (no BPF, no ptrace), as
  * py-spy dump shows it: each thread by its Python name (threading.Thread.name, read by
  * cpython/threadnames.c; MainThread), its state (idle / active, holds the GIL, in GC),
- * its Python frames, with --native merged with its native frames (dump_native.c), with
- * --kernel its kernel stack (/proc/PID/task/TID/stack, root only). What the process
- * names is shown through lib/termsafe.h (text) or JSON-escaped (--json). */
+ * its Python frames, with --native merged with its native frames (dump_native.c; a
+ * running thread's Python and native frames both from one sample of the BPF program,
+ * dump_running.c), with --kernel its kernel stack (/proc/PID/task/TID/stack, root only).
+ * What the process names is shown through lib/termsafe.h (text) or JSON-escaped (--json). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "cmd/commands.h"
 #include "cmd/dump_native.h"
+#include "cmd/dump_running.h"
 #include "cpython/discover.h"
 #include "cpython/threadnames.h"
 #include "cpython/walk.h"
@@ -33,6 +35,7 @@ struct dump_thread {
 	int python_name;
 	char os_state;           /* stat's state letter, 0 if unknown */
 	int active;              /* running or runnable (R) */
+	struct dump_sample *sample; /* --native, running when the dump began: its sample, or NULL */
 	struct dump_frame *merged; /* --native: frames merged, innermost first */
 	int nmerged;
 	const char *native_note;
@@ -49,6 +52,8 @@ struct dump {
 	struct tb_pyname names[DUMP_MAX_NAMES];
 	int n, native, kernel;
 	char note[512];          /* what cut the walk short, or "" */
+	struct dump_sample *samples; /* --native: of the threads running when the dump began */
+	char sample_err[512];    /* why they could not be sampled at all, or "" */
 };
 
 static void thread_comm(pid_t pid, uint32_t tid, char *out, size_t len)
@@ -86,7 +91,8 @@ static void describe_thread(struct dump *d, int i, int nnames, struct dump_nativ
 	x->os_state = th->native_tid ? tb_task_state(d->t.pid, th->native_tid) : 0;
 	x->active = x->os_state == 'R';
 	if (nat && (x->merged = calloc((size_t)th->depth + TB_MAX_NATIVE + 1, sizeof(*x->merged))))
-		x->nmerged = tb_dump_native_thread(nat, &d->sym, d->t.layout.minor, th, x->merged, &x->native_note);
+		x->nmerged = tb_dump_native_thread(nat, &d->sym, d->t.layout.minor, th, x->sample, x->merged,
+						   &x->native_note);
 	if (d->kernel) {
 		x->kstack = calloc(TB_TASK_KSTACK_MAX, sizeof(*x->kstack));
 		x->nkstack = x->kstack && th->native_tid ?
@@ -141,6 +147,80 @@ static int frame_count(const struct dump *d, int i)
 static struct dump_frame frame_at(const struct dump *d, int i, int k)
 {
 	return d->info[i].merged ? d->info[i].merged[k] : (struct dump_frame){ k, 0, NULL };
+}
+
+/* Threads whose Python frames are to be read again: the ones running when the dump began
+ * that blocked before they were sampled (their frames then of the instant they are
+ * unwound in). */
+static void reread_blocked(struct dump *d)
+{
+	struct tb_uthread *again = calloc(TB_WALK_MAX_THREADS, sizeof(*again));
+	char note[512];
+	int n;
+
+	if (!again)
+		return;
+	n = tb_walk_process(&d->t, again, TB_WALK_MAX_THREADS, DUMP_MAX_DEPTH, note, sizeof(note));
+	for (int i = 0; i < d->n; i++) {
+		struct dump_sample *s = d->info[i].sample;
+		int64_t nr;
+		uint64_t sp, pc;
+
+		if (!s || s->taken || tb_task_syscall(d->t.pid, s->tid, &nr, &sp, &pc) != TB_TASK_REGS_BLOCKED)
+			continue;
+		for (int k = 0; k < n; k++) {
+			if (again[k].tstate == d->th[i].tstate && again[k].ident == d->th[i].ident) {
+				struct tb_uthread swap = d->th[i];
+
+				d->th[i] = again[k];
+				again[k] = swap;
+				break;
+			}
+		}
+	}
+	if (n > 0)
+		tb_walk_free(again, n);
+	free(again);
+}
+
+/* --native: the threads running now (no registers to unwind from) sampled once by the
+ * BPF program; each sampled one's Python frames become the sample's. */
+static void sample_running(struct dump *d)
+{
+	char *running = calloc((size_t)d->n + 1, 1), err[400];
+	int nrunning = 0, k = 0;
+	int64_t nr;
+	uint64_t sp, pc;
+
+	for (int i = 0; running && i < d->n; i++) {
+		running[i] = d->th[i].native_tid &&
+			     tb_task_syscall(d->t.pid, d->th[i].native_tid, &nr, &sp, &pc) == TB_TASK_REGS_RUNNING;
+		nrunning += running[i];
+	}
+	if (!nrunning || !(d->samples = calloc((size_t)nrunning, sizeof(*d->samples)))) {
+		free(running);
+		return;
+	}
+	for (int i = 0; i < d->n; i++) {
+		if (running[i]) {
+			d->samples[k].tid = d->th[i].native_tid;
+			d->info[i].sample = &d->samples[k++];
+		}
+	}
+	free(running);
+	if (tb_dump_running_sample(d->t.pid, d->samples, k, TB_DUMP_SAMPLE_S, err, sizeof(err))) {
+		snprintf(d->sample_err, sizeof(d->sample_err), "running, but not sampled: %s", err);
+		for (int j = 0; j < k; j++)
+			d->samples[j].why_not = d->sample_err;
+	}
+	for (int i = 0; i < d->n; i++)
+		if (d->info[i].sample && d->info[i].sample->taken && tb_dump_sample_adopt(d->info[i].sample, &d->th[i]))
+			d->info[i].sample->taken = 0;  /* out of memory: the frames read from memory stay */
+	for (int j = 0; j < k; j++)
+		if (!d->samples[j].taken) {
+			reread_blocked(d);
+			break;
+		}
 }
 
 static void print_text(struct dump *d)
@@ -248,6 +328,10 @@ static void print_json(struct dump *d)
 		}
 		printf("]");
 		if (d->native) {  /* merged, outermost first like frames; kind python, native or marker */
+			if (x->sample && x->sample->taken)  /* when: ms after the program was attached */
+				printf(",\"frames_from\":\"sampled\",\"sampled_after_ms\":%.1f", x->sample->after_ns / 1e6);
+			else
+				printf(",\"frames_from\":\"memory\",\"sampled_after_ms\":null");
 			printf(",\"native_note\":");
 			json_nullable(x->native_note);
 			printf(",\"merged\":[");
@@ -320,8 +404,9 @@ void tb_dump_usage(FILE *f)
 		   "name, its state (idle, active, holds the GIL, in GC), its Python frames; read\n"
 		   "without stopping the process (the process's own user, or root / CAP_SYS_PTRACE).\n"
 		   "  -n, --native             also the native frames, merged with the Python ones\n"
-		   "                           (threads blocked in the kernel: a running thread's\n"
-		   "                           registers are not read)\n"
+		   "                           (root): a blocked thread unwound where it blocked, a\n"
+		   "                           running one sampled once by the BPF program (its\n"
+		   "                           Python and native frames of one instant)\n"
 		   "  -k, --kernel             also the kernel stack of each thread (root)\n"
 		   "  -j, --json               one JSON document instead of text\n"
 		   "  -h, --help               this text\n");
@@ -392,6 +477,8 @@ int tb_cmd_dump(int argc, char **argv)
 		rc = 1;
 	} else {
 		nnames = tb_python_thread_names((pid_t)pid, &d->t.layout, d->t.runtime_addr, d->names, DUMP_MAX_NAMES);
+		if (nat)
+			sample_running(d);
 		for (int i = 0; i < d->n; i++)
 			describe_thread(d, i, nnames, nat);
 		if (json)
@@ -409,6 +496,7 @@ int tb_cmd_dump(int argc, char **argv)
 		tb_walk_free(d->th, d->n);
 	free(d->th);
 	free(d->info);
+	free(d->samples);
 	tb_dump_native_close(nat);
 	tb_sym_free(&d->sym);
 	tb_strtab_free(&d->strs);

@@ -8,6 +8,7 @@
 #include "capture/clock.h"
 #include "capture/unwind.h"
 #include "cmd/dump_native.h"
+#include "cmd/dump_running.h"
 #include "model/merge.h"
 #include "proc/task.h"
 #include "proc/unwind_ref.h"
@@ -195,8 +196,17 @@ static uint32_t walk_blocked(struct dump_native *d, const struct tb_uw_walk *w, 
 	return best;
 }
 
+/* Why a sampled walk ended short, or NULL (stop: TB_NS_*). */
+static const char *sampled_stop_note(uint8_t stop)
+{
+	if (stop == TB_NS_NONE)
+		return "the process's unwind tables were not loaded when it was sampled";
+	return stop == TB_NS_DONE || stop >= TB_NS_MAX ? NULL : tb_uw_stop_names[stop - 1];
+}
+
 int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsigned py_minor,
-			  const struct tb_uthread *th, struct dump_frame *out, const char **note)
+			  const struct tb_uthread *th, const struct dump_sample *sample, struct dump_frame *out,
+			  const char **note)
 {
 	static struct tb_frame py[TB_MAX_FRAMES];
 	static struct tb_merge_item items[TB_MERGED_MAX];
@@ -206,32 +216,42 @@ int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsi
 	struct tb_uw_regs regs = { 0 };
 	enum tb_uw_stop stop = TB_UW_NO_REGS;
 	enum tb_merge_verdict verdict;
+	const uint64_t *native = words;
+	uint8_t native_stop = TB_NS_NONE;
 	uint32_t nnat = 0, npy = (uint32_t)th->depth < TB_MAX_FRAMES ? (uint32_t)th->depth : TB_MAX_FRAMES;
 	int64_t nr;
 	int n = 0;
 
 	*note = NULL;
-	switch (th->native_tid ? tb_task_syscall(d->pid, th->native_tid, &nr, &regs.sp, &regs.ip)
-			       : TB_TASK_REGS_NONE) {
-	case TB_TASK_REGS_BLOCKED:
-		nnat = walk_blocked(d, &w, regs.sp, regs.ip, nat, &stop);
-		if (stop != TB_UW_DONE)
-			*note = tb_uw_stop_names[stop];
-		break;
-	case TB_TASK_REGS_RUNNING:
-		*note = "running (the registers of a running thread cannot be read without stopping it)";
-		break;
-	default:
-		*note = "its registers could not be read";
+	if (sample && sample->taken) {   /* th holds the sample's Python frames (tb_dump_sample_adopt) */
+		native = sample->native;
+		nnat = sample->nnative;
+		native_stop = sample->native_stop;
+		*note = sampled_stop_note(native_stop);
+	} else {
+		switch (th->native_tid ? tb_task_syscall(d->pid, th->native_tid, &nr, &regs.sp, &regs.ip)
+				       : TB_TASK_REGS_NONE) {
+		case TB_TASK_REGS_BLOCKED:
+			nnat = walk_blocked(d, &w, regs.sp, regs.ip, nat, &stop);
+			native_stop = nnat ? (uint8_t)(stop + 1) : TB_NS_NONE;
+			if (stop != TB_UW_DONE)
+				*note = tb_uw_stop_names[stop];
+			break;
+		case TB_TASK_REGS_RUNNING:
+			*note = sample ? sample->why_not : "running (it was blocked when the dump began: not sampled)";
+			break;
+		default:
+			*note = "its registers could not be read";
+		}
+		for (uint32_t i = 0; i < nnat; i++)
+			words[i] = (nat[i].pc & TB_NF_PC_MASK) | (nat[i].flags & TB_UW_TAG ? TB_NF_EVAL : 0) |
+				   (nat[i].flags & TB_UW_RA ? TB_NF_RA : 0) | (nat[i].flags & TB_UW_FP ? TB_NF_FP : 0);
 	}
-	for (uint32_t i = 0; i < nnat; i++)
-		words[i] = (nat[i].pc & TB_NF_PC_MASK) | (nat[i].flags & TB_UW_TAG ? TB_NF_EVAL : 0) |
-			   (nat[i].flags & TB_UW_RA ? TB_NF_RA : 0) | (nat[i].flags & TB_UW_FP ? TB_NF_FP : 0);
 	for (uint32_t i = 0; i < npy; i++)
 		py[i] = (struct tb_frame){ th->frames[i].code, th->frames[i].offset, th->frames[i].code_id, 0,
 					   th->frames[i].entry ? TB_FF_ENTRY : 0 };
 	{
-		const struct tb_merge_in in = { words, nnat, nnat ? (uint32_t)stop + 1 : TB_NS_NONE, py, npy,
+		const struct tb_merge_in in = { native, nnat, native_stop, py, npy,
 						th->truncated || npy < (uint32_t)th->depth, py_minor };
 		uint32_t m = tb_merge(&in, items, &verdict);
 
@@ -244,7 +264,7 @@ int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsi
 			if (it->kind == TB_MI_PYTHON) {
 				out[n].python = it->index;
 			} else if (it->kind == TB_MI_NATIVE) {
-				code = tb_native_code(&d->codes, sym, (uint32_t)d->pid, words[it->index], py_minor, &off);
+				code = tb_native_code(&d->codes, sym, (uint32_t)d->pid, native[it->index], py_minor, &off);
 				if (code < 0)
 					continue;   /* the interpreter's plumbing */
 				out[n].code = (uint32_t)code;

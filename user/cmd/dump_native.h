@@ -3,7 +3,7 @@
  * a thread blocked in the kernel is unwound from the stack pointer and pc the kernel
  * shows in /proc/PID/task/TID/syscall, over the unwind tables of the files it maps
  * (capture/unwind.c's registry, built at once) with proc/unwind_ref.c; a running
- * thread's registers cannot be read that way, and it gets no native frames. */
+ * thread's registers cannot be read that way: its frames are a sample's (dump_running.h). */
 #ifndef TB_DUMP_NATIVE_H
 #define TB_DUMP_NATIVE_H
 #include <stdint.h>
@@ -12,6 +12,7 @@
 #include "model/symbolize.h"
 
 struct dump_native;
+struct dump_sample;
 
 /* One frame of a merged stack. */
 struct dump_frame {
@@ -25,9 +26,12 @@ struct dump_frame {
 struct dump_native *tb_dump_native_open(pid_t pid, char *err, size_t errlen);
 /* Thread th's frames merged, innermost first, into out (room for
  * th->depth + TB_MAX_NATIVE + 1); returns how many, and in *note NULL or why native
- * frames are missing or cut ("running", a stop reason). */
+ * frames are missing or cut (not sampled, a stop reason). A running thread's native
+ * frames are those of sample (dump_running.h) when it was taken (th then holds its
+ * Python frames); without one, a thread blocked now is unwound as above. */
 int tb_dump_native_thread(struct dump_native *n, struct tb_symbolizer *sym, unsigned py_minor,
-			  const struct tb_uthread *th, struct dump_frame *out, const char **note);
+			  const struct tb_uthread *th, const struct dump_sample *sample, struct dump_frame *out,
+			  const char **note);
 void tb_dump_native_close(struct dump_native *n);
 
 #endif

@@ -596,6 +596,8 @@ void tb_profile_finish(struct tb_profile *p, uint64_t end_ns)
 int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
 {
 	const struct tb_sample_hdr *h = data;
+	const struct tb_frame *frames;
+	const __u64 *lead;
 	size_t words;
 
 	if (size < sizeof(*h) || h->depth > TB_MAX_FRAMES || h->nkernel > TB_MAX_KERNEL ||
@@ -609,10 +611,13 @@ int tb_profile_add_record(struct tb_profile *p, const void *data, size_t size)
 		p->malformed++;
 		return -1;
 	}
+	lead = (const __u64 *)(h + 1);
+	frames = (const struct tb_frame *)((const char *)(h + 1) + words);
 	switch (h->type) {
 	case TB_REC_SAMPLE:
-		tb_profile_add_sample(p, h, (const __u64 *)(h + 1),
-				      (const struct tb_frame *)((const char *)(h + 1) + words));
+		if (p->sample_tap)
+			p->sample_tap(p->sample_tap_ctx, h, lead, frames);
+		tb_profile_add_sample(p, h, lead, frames);
 		break;
 	case TB_REC_WAKE:
 		on_wake(p, h);

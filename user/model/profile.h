@@ -106,6 +106,11 @@ struct tb_stack {
 	uint16_t kind;     /* TB_SK_* */
 };
 
+/* h->nkernel kernel PCs and h->nnative native words at words, h->depth Python
+ * frames at frames: one sample, valid during the call. */
+typedef void (*tb_sample_tap_fn)(void *ctx, const struct tb_sample_hdr *h, const __u64 *words,
+				 const struct tb_frame *frames);
+
 struct tb_profile {
 	struct tb_strtab strs;
 	struct tb_symbolizer sym;
@@ -158,6 +163,10 @@ struct tb_profile {
 	uint64_t merged, unmerged, native_truncated; /* native and Python frames put together */
 	uint64_t native_stop[TB_NATIVE_STOPS];    /* native walks by why they ended (TB_NS_*) */
 	struct tb_sources *sources; /* read each new file's source (heatmap), or NULL */
+	/* each sample record (its size and depths checked) before it is counted, or
+	 * NULL: what a command keeps of single samples (dump --native's running threads) */
+	tb_sample_tap_fn sample_tap;
+	void *sample_tap_ctx;
 	struct tb_native_codes ncodes; /* --native: native functions, merge counts */
 	/* --async-aware: asyncio task frames (model/tasks.h) */
 	int async_aware;
