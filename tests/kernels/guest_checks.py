@@ -19,7 +19,9 @@ program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as the
               the signal frame to the code it interrupted, and vDSO leaves to their callers
               (tests/native/run.py check_signal)
   dump-native `tachyon-bpf dump --native` of blocked threads: their native frames merged with
-              the Python ones (test_dump_states)
+              the Python ones, a leaf blocked in flock under its caller (arm64: x30 only the
+              kernel gives), the registers the kernel's (its task iterator) from 5.15, guessed
+              on 5.10 (test_dump_states)
   opcodes     --opcodes on opcodes.py: the specialized instructions of the hot line and their
               column span (test_opcodes)
   dump        `tachyon-bpf dump PID` of threads.py: every thread's stack (test_dump; reads the

@@ -1,5 +1,6 @@
 /* dump.c: `tachyon-bpf dump PID [--json] [--native] [--kernel]`: the current stack of
- * every thread of a process, once, read without stopping it (no BPF, no ptrace), as
+ * every thread of a process, once, read without stopping it (no ptrace; no BPF but
+ * --native's task iterator of saved registers, where it loads), as
  * py-spy dump shows it: each thread by its Python name (threading.Thread.name, read by
  * cpython/threadnames.c; MainThread), its state (idle / active, holds the GIL, in GC),
  * its Python frames, with --native merged with its native frames (dump_native.c), with
@@ -36,6 +37,7 @@ struct dump_thread {
 	struct dump_frame *merged; /* --native: frames merged, innermost first */
 	int nmerged;
 	const char *native_note;
+	const char *regs_from;   /* --native: "kernel", "guessed" or NULL (dump_native.h) */
 	char (*kstack)[TB_TASK_KNAME]; /* --kernel */
 	int nkstack;             /* -1: unreadable */
 };
@@ -86,7 +88,8 @@ static void describe_thread(struct dump *d, int i, int nnames, struct dump_nativ
 	x->os_state = th->native_tid ? tb_task_state(d->t.pid, th->native_tid) : 0;
 	x->active = x->os_state == 'R';
 	if (nat && (x->merged = calloc((size_t)th->depth + TB_MAX_NATIVE + 1, sizeof(*x->merged))))
-		x->nmerged = tb_dump_native_thread(nat, &d->sym, d->t.layout.minor, th, x->merged, &x->native_note);
+		x->nmerged = tb_dump_native_thread(nat, &d->sym, d->t.layout.minor, th, x->merged,
+						    &x->native_note, &x->regs_from);
 	if (d->kernel) {
 		x->kstack = calloc(TB_TASK_KSTACK_MAX, sizeof(*x->kstack));
 		x->nkstack = x->kstack && th->native_tid ?
@@ -250,6 +253,8 @@ static void print_json(struct dump *d)
 		if (d->native) {  /* merged, outermost first like frames; kind python, native or marker */
 			printf(",\"native_note\":");
 			json_nullable(x->native_note);
+			printf(",\"registers\":");
+			json_nullable(x->regs_from);
 			printf(",\"merged\":[");
 			for (int k = x->nmerged - 1; k >= 0; k--) {
 				struct dump_frame f = x->merged[k];
