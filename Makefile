@@ -63,7 +63,7 @@ SRC      := $(filter-out $(filter-out %/arch_$(TARGET).c,$(wildcard user/*/arch_
 	    $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c)))
 OBJ      := $(patsubst user/%.c,$(B)/%.o,$(SRC))
 # the objects that include a BPF skeleton, each its own: the sampler, the task-registers iterator
-SKEL_OBJ := $(B)/capture/sampler.o $(B)/capture/taskregs.o
+SKEL_OBJ := $(B)/capture/sampler.o $(B)/capture/taskregs_iter.o
 # their BPF objects and skeletons (kept: not intermediate files make deletes)
 BPF_OBJ  := $(B)/tachyon.bpf.o $(B)/taskregs.bpf.o
 .SECONDARY: $(BPF_OBJ) $(BPF_OBJ:.bpf.o=.skel.h)
@@ -100,7 +100,7 @@ $(B)/%.o: user/%.c
 
 $(SKEL_OBJ): override CFLAGS += -I$(B)
 $(B)/capture/sampler.o: $(B)/tachyon.skel.h
-$(B)/capture/taskregs.o: $(B)/taskregs.skel.h
+$(B)/capture/taskregs_iter.o: $(B)/taskregs.skel.h
 
 # what --version prints: the release in ./VERSION and the commit it was built
 # from (GIT=... overrides: a source tree without .git); version.h is

@@ -29,5 +29,8 @@ int tb_taskregs_read(pid_t tgid, struct tb_taskregs *out);
 int tb_taskregs_uw(const struct tb_taskregs *t, uint32_t tid, uint64_t sp, uint64_t pc,
 		   struct tb_uw_regs *regs);
 void tb_taskregs_free(struct tb_taskregs *t);
+/* capture/taskregs_iter.c: the iterator itself, as tb_taskregs_read (which calls it);
+ * weak: NULL where the BPF objects are not linked (libtachyon.a alone) */
+int tb_taskregs_iter(pid_t tgid, struct tb_taskregs *out) __attribute__((weak));
 
 #endif
