@@ -37,6 +37,17 @@ static int read_records(int fd, struct tb_taskregs *t)
 	return 0;
 }
 
+/* The iterator attached: over tgid's threads only where the kernel takes a process
+ * (6.1+), else over every task (the program skips the others). */
+static struct bpf_link *attach(struct taskregs_bpf *skel, pid_t tgid)
+{
+	union bpf_iter_link_info one = { .task.pid = (uint32_t)tgid };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &one, .link_info_len = sizeof(one));
+	struct bpf_link *link = bpf_program__attach_iter(skel->progs.tb_task_regs, &opts);
+
+	return link ? link : bpf_program__attach_iter(skel->progs.tb_task_regs, NULL);
+}
+
 int tb_taskregs_iter(pid_t tgid, struct tb_taskregs *out)
 {
 	struct taskregs_bpf *skel;
@@ -50,7 +61,7 @@ int tb_taskregs_iter(pid_t tgid, struct tb_taskregs *out)
 	if (!skel)
 		return -1;
 	skel->rodata->target_tgid = (uint32_t)tgid;
-	if (!taskregs_bpf__load(skel) && (link = bpf_program__attach_iter(skel->progs.tb_task_regs, NULL)) &&
+	if (!taskregs_bpf__load(skel) && (link = attach(skel, tgid)) &&
 	    (fd = bpf_iter_create(bpf_link__fd(link))) >= 0)
 		rc = read_records(fd, out);
 	if (fd >= 0)
