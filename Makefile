@@ -62,7 +62,11 @@ LAYERS   := lib proc cpython model capture output cmd
 SRC      := $(filter-out $(filter-out %/arch_$(TARGET).c,$(wildcard user/*/arch_*.c)), \
 	    $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c)))
 OBJ      := $(patsubst user/%.c,$(B)/%.o,$(SRC))
-SKEL_OBJ := $(B)/capture/sampler.o
+# the objects that include a BPF skeleton, each its own: the sampler, the task-registers iterator
+SKEL_OBJ := $(B)/capture/sampler.o $(B)/capture/taskregs_iter.o
+# their BPF objects and skeletons (kept: not intermediate files make deletes)
+BPF_OBJ  := $(B)/tachyon.bpf.o $(B)/taskregs.bpf.o
+.SECONDARY: $(BPF_OBJ) $(BPF_OBJ:.bpf.o=.skel.h)
 MAIN_OBJ := $(B)/cmd/main.o
 # everything but main() and the BPF loader: what the unit tests and fuzzers link
 LIB_OBJ  := $(filter-out $(SKEL_OBJ) $(MAIN_OBJ),$(OBJ)) $(B)/output/assets.o
@@ -76,24 +80,27 @@ all: $(BIN)
 ifneq ($(SYSROOT_STAMP),)
 $(SYSROOT_STAMP):
 	bash scripts/$(TARGET)-sysroot.sh $(patsubst %/root,%,$(SYSROOT))
-$(OBJ) $(B)/output/assets.o $(B)/tachyon.bpf.o: | $(SYSROOT_STAMP)
+$(OBJ) $(B)/output/assets.o $(BPF_OBJ): | $(SYSROOT_STAMP)
 endif
 
-$(B)/tachyon.bpf.o: bpf/tachyon.bpf.c $(wildcard bpf/arch/*.h) include/tachyon.h $(VMLINUX_H) scripts/check_bpf_cfg.py
+# one BPF object and skeleton per program: bpf/tachyon.bpf.c (the sampler) and
+# bpf/taskregs.bpf.c (dump --native's task-registers iterator)
+$(B)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/arch/*.h) include/tachyon.h $(VMLINUX_H) scripts/check_bpf_cfg.py
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	python3 scripts/check_bpf_cfg.py $@ || { rm -f $@; exit 1; }
 	llvm-strip -g $@
 
-$(B)/tachyon.skel.h: $(B)/tachyon.bpf.o
-	$(BPFTOOL) gen skeleton $< name tachyon_bpf > $@
+$(B)/%.skel.h: $(B)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 $(B)/%.o: user/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(SKEL_OBJ): override CFLAGS += -I$(B)
-$(SKEL_OBJ): $(B)/tachyon.skel.h
+$(B)/capture/sampler.o: $(B)/tachyon.skel.h
+$(B)/capture/taskregs_iter.o: $(B)/taskregs.skel.h
 
 # what --version prints: the release in ./VERSION and the commit it was built
 # from (GIT=... overrides: a source tree without .git); version.h is

@@ -330,4 +330,16 @@ enum tb_counter {
 	TB_C_MAX,
 };
 
+/* One record of the task-registers iterator (bpf/taskregs.bpf.c, read by
+ * capture/taskregs.c): a thread of the asked process and the user registers
+ * the kernel saved at its last entry (at a system call's entry for a thread
+ * blocked in one). */
+struct tb_task_regs {
+	__u32 tid;
+	__u32 pad;
+	__s64 syscall_nr;              /* the system call it is in, -1: none */
+	__u64 pc, sp, fp;              /* fp: rbp / x29 */
+	__u64 lr;                      /* x30 on arm64, 0 on x86_64 */
+};
+
 #endif /* TACHYON_H */

@@ -72,7 +72,8 @@ for t in $unit_bins; do
 	tally "unit $(basename "$t")" "$rc" $(( ${run:-0} - ${bad:-0} )) "${bad:-0}"
 done
 
-# the unit tests build without clang, bpftool or vmlinux.h (only the sampler needs the skeleton)
+# the unit tests build without clang, bpftool or vmlinux.h (only the sampler and the task
+# iterator, capture/taskregs_iter.c, need their skeletons)
 rm -rf build/noclang
 suite unit-without-clang make -s -j2 B=build/noclang CLANG=false BPFTOOL=false \
 	$(ls tests/unit/test_*.c | sed 's#tests/unit/\(.*\)\.c#build/noclang/tests/\1#')

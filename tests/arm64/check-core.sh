@@ -1,6 +1,7 @@
 #!/bin/bash
-# check-core.sh: the arm64 BPF object (make ARCH=arm64: build-arm64/tachyon.bpf.o) CO-RE-relocated
-# by libbpf against each arm64 kernel's BTF, without arm64 hardware: every relocation must find
+# check-core.sh: the arm64 BPF objects (make ARCH=arm64: build-arm64/tachyon.bpf.o, the sampler,
+# and taskregs.bpf.o, dump --native's task iterator) CO-RE-relocated by libbpf against each
+# arm64 kernel's BTF, without arm64 hardware: every relocation must find
 # its target (task_struct.thread.uw.tp_value, pt_regs, ...) in Debian's cloud-arm64 6.1, 6.12
 # and 7.x. The BTF is cut out of each raw Image (scripts/btf_from_image.py); the kernels are
 # tests/kernels/fetch-kernels.sh fetches and caches (arm64-*/vmlinuz), or the images given. The
@@ -23,7 +24,10 @@ if [[ ${#images[@]} -eq 0 ]]; then
 fi
 [[ ${#images[@]} -gt 0 ]] || { echo "$prog: no arm64 kernel image (run the arm64 kernel fetch, or give IMAGE)" >&2; exit 1; }
 
-make -s -j2 build/tachyon.bpf.o >/dev/null && make -s -j2 ARCH=arm64 build-arm64/tachyon.bpf.o >/dev/null ||
+OBJS=(tachyon taskregs)
+targets=()
+for obj in "${OBJS[@]}"; do targets+=("build-arm64/$obj.bpf.o"); done
+make -s -j2 build/tachyon.bpf.o >/dev/null && make -s -j2 ARCH=arm64 "${targets[@]}" >/dev/null ||
 	{ echo "$prog: the BPF objects did not build" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -36,12 +40,14 @@ for img in "${images[@]}"; do
 	if ! python3 scripts/btf_from_image.py "$img" "$tmp/$name.btf" 2>/dev/null; then
 		failed=$((failed + 1)); echo "FAIL $name: no BTF in $img"; continue
 	fi
-	read -r _ ok _ bad < <("$tmp/core_relocs" build-arm64/tachyon.bpf.o "$tmp/$name.btf")
-	if [[ ${ok:-0} -gt 0 && ${bad:-1} -eq 0 ]]; then
-		passed=$((passed + 1)); echo "ok   $name: $ok CO-RE relocations resolved, none unresolved"
-	else
-		failed=$((failed + 1)); echo "FAIL $name: ${ok:-?} resolved, ${bad:-?} unresolved"
-	fi
+	for obj in "${OBJS[@]}"; do
+		read -r _ ok _ bad < <("$tmp/core_relocs" "build-arm64/$obj.bpf.o" "$tmp/$name.btf")
+		if [[ ${ok:-0} -gt 0 && ${bad:-1} -eq 0 ]]; then
+			passed=$((passed + 1)); echo "ok   $name $obj: $ok CO-RE relocations resolved, none unresolved"
+		else
+			failed=$((failed + 1)); echo "FAIL $name $obj: ${ok:-?} resolved, ${bad:-?} unresolved"
+		fi
+	done
 done
 first=$(basename "$(dirname "${images[0]}")")
 read -r _ ok _ bad < <("$tmp/core_relocs" build/tachyon.bpf.o "$tmp/$first.btf")

@@ -567,26 +567,38 @@ def test_dump(py, tag):
     return "4 threads, each worker in its own function (newest last)"
 
 
+def kernel_saved_regs():
+    """Where dump --native takes a blocked thread's registers from: "kernel" (its BPF task
+    iterator: bpf_task_pt_regs, 5.15+, root) or "guessed" (the frame pointer, before)."""
+    release = tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2])
+    return "kernel" if release >= (5, 15) and os.geteuid() == 0 else "guessed"
+
+
 def dump_states_once(pid, tag):
     """One dump --json --native of dumpstates.py; the list of what is not as expected."""
     r = tb.run(["dump", "--json", "--native", str(pid)])
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0 and not r.stderr, r.stderr  # a fallback to guessing is quiet
     d = json.loads(r.stdout)
     by_name = {t["name"]: t for t in d["threads"]}
     bad = []
-    want = {"MainThread", "http-worker-0", "http-worker-1", "locked", "spinner"}
+    want = {"MainThread", "http-worker-0", "http-worker-1", "locked", "flocked", "spinner"}
     if set(by_name) != want:
         return ["names %s" % sorted(by_name)]
-    for name in ("http-worker-0", "http-worker-1", "locked", "MainThread"):
+    regs = kernel_saved_regs()
+    for name in ("http-worker-0", "http-worker-1", "locked", "flocked", "MainThread"):
         t = by_name[name]
         if t["state"] != "idle" or t["active"] or t["holds_gil"]:
             bad.append("%s: %s active=%s gil=%s" % (name, t["state"], t["active"], t["holds_gil"]))
+        if t["registers"] != regs:
+            bad.append("%s: registers %s, want %s" % (name, t["registers"], regs))
+    if by_name["spinner"]["registers"] is not None:  # a running thread's are stale: not used
+        bad.append("spinner (running): registers %s" % by_name["spinner"]["registers"])
     spinner = by_name["spinner"]
     if spinner["state"] != "active" or spinner["holds_gil"] == free_threaded(tag):
         bad.append("spinner: %s gil=%s" % (spinner["state"], spinner["holds_gil"]))
     if not all(t["python_name"] for t in d["threads"] if t["name"] != "MainThread"):
         bad.append("not every thread by its Python name")
-    return bad + main_thread_merged(by_name["MainThread"])
+    return bad + main_thread_merged(by_name["MainThread"]) + flocked_merged(by_name["flocked"])
 
 
 def main_thread_merged(t):
@@ -605,11 +617,31 @@ def main_thread_merged(t):
     return []
 
 
+def flocked_merged(t):
+    """dumpstates.py's flocked thread, blocked in libc's flock, a leaf (arm64: its return address
+    in x30, which only the kernel's registers give), in a dump --json --native: Python flocked,
+    its caller (fcntl's), flock innermost; [] or what is not."""
+    kinds = [(f["kind"], f["name"]) for f in t["merged"]]
+    names = [n for _, n in kinds]
+    try:
+        at = names.index("flocked")
+        assert kinds[at][0] == "python" and len(kinds) >= at + 3, "not two native frames under it"
+        assert all(k == "native" for k, _ in kinds[at + 1:]), "not all native under it"
+        leaf = re.compile(r"^(__GI_)?_*flock(@.*)?$")  # libc's flock: __GI___flock, flock@@GLIBC_2.17
+        assert leaf.match(names[-1]) and not leaf.match(names[-2]), "the leaf is not flock under its caller"
+        assert all(k != "marker" for k, _ in kinds), "a marker"
+    except (ValueError, AssertionError) as e:
+        return ["flocked merged %s: %s" % (e, names)]
+    return []
+
+
 def test_dump_states(py, tag):
     """dump of threads in known states: Python names (threading.Thread(name=...),
     MainThread), idle (time.sleep, lock.acquire) and active + GIL holder (a spinning thread),
     and --native: the main thread's Python frames merged with libc's qsort and the sleep
-    under the Python callback qsort calls (ctypes)."""
+    under the Python callback qsort calls (ctypes); a thread blocked in libc's flock (a leaf)
+    under its caller; the blocked threads unwound from the kernel's saved registers where
+    it has bpf_task_pt_regs (kernel_saved_regs), else from guessed ones."""
     proc = subprocess.Popen(py + [tb.workload("dumpstates.py"), "60"], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
@@ -626,8 +658,8 @@ def test_dump_states(py, tag):
     finally:
         proc.kill()
         proc.wait()
-    return "5 threads by their Python names, states right (dump %d), native merge py/qsort/py/native" % (
-        attempt + 1)
+    return ("6 threads by their Python names, states right (dump %d), native merge py/qsort/py/native, "
+            "py/native/flock, registers %s" % (attempt + 1, kernel_saved_regs()))
 
 
 def chain_lib():
@@ -651,7 +683,7 @@ def dump_running_once(pid):
     took = time.monotonic() - t0
     assert r.returncode == 0, r.stderr
     by_name = {t["name"]: t for t in json.loads(r.stdout)["threads"]}
-    want = {"MainThread", "http-worker-0", "http-worker-1", "locked", "c-spinner"}
+    want = {"MainThread", "http-worker-0", "http-worker-1", "locked", "flocked", "c-spinner"}
     if set(by_name) != want:
         return ["names %s" % sorted(by_name)], (took, None)
     bad = []
@@ -669,17 +701,18 @@ def dump_running_once(pid):
         bad.append("c-spinner merged: %s" % names)
     elif spinner["frames"][-1]["line"] != CHAIN_CALL_LINE:  # the sample's offset decoded to its line
         bad.append("c-spinner at spin_chain line %d, not %d" % (spinner["frames"][-1]["line"], CHAIN_CALL_LINE))
-    for name in ("http-worker-0", "http-worker-1", "locked", "MainThread"):
+    for name in ("http-worker-0", "http-worker-1", "locked", "flocked", "MainThread"):
         t = by_name[name]
         if t["frames_from"] != "memory" or t["native_note"] is not None or t["merged"][-1]["kind"] != "native":
             bad.append("%s: frames from %s, note %r, merged %s" % (name, t["frames_from"], t["native_note"],
                                                                  [f["name"] for f in t["merged"]]))
-    return bad + main_thread_merged(by_name["MainThread"]), (took, spinner["sampled_after_ms"])
+    return bad + main_thread_merged(by_name["MainThread"]) + flocked_merged(by_name["flocked"]), (
+        took, spinner["sampled_after_ms"])
 
 
 def test_dump_running(py, tag):
     """dump --native of a thread spinning in C under Python (dumpstates.py with tests/native/chain.c:
-    spin_chain -> ctypes -> chain_a -> chain_b -> chain_c, no frame pointers) and four blocked:
+    spin_chain -> ctypes -> chain_a -> chain_b -> chain_c, no frame pointers) and five blocked:
     the running one's Python and native frames from one sample of the BPF program (frames_from
     "sampled"), its Python caller above the whole chain in order; the blocked ones read and unwound
     as before ("memory"). A sample between two chain calls is in Python: up to 3 dumps."""
@@ -697,7 +730,7 @@ def test_dump_running(py, tag):
         proc.kill()
         proc.wait()
     return "c-spinner sampled (%.1f ms after the attach): spin_chain > ctypes > chain_a > chain_b > chain_c; " \
-        "4 blocked from memory (dump %d, %.2f s)" % (took[1], attempt + 1, took[0])
+        "5 blocked from memory (dump %d, %.2f s)" % (took[1], attempt + 1, took[0])
 
 
 SPIN_THEN_SLEEP = """import os, sys, threading, time

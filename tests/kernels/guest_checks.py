@@ -19,8 +19,10 @@ program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as the
               the signal frame to the code it interrupted, and vDSO leaves to their callers
               (tests/native/run.py check_signal)
   dump-native `tachyon-bpf dump --native` of blocked threads: their native frames merged with
-              the Python ones (test_dump_states); of a thread running in chain.c under Python:
-              one sample of the BPF program, spin_chain above chain_a -> chain_b -> chain_c
+              the Python ones, a leaf blocked in flock under its caller (arm64: x30 only the
+              kernel gives), the registers the kernel's (its task iterator) from 5.15, guessed
+              on 5.10 (test_dump_states); of a thread running in chain.c under Python: one
+              sample of the BPF program, spin_chain above chain_a -> chain_b -> chain_c
               (test_dump_running)
   opcodes     --opcodes on opcodes.py: the specialized instructions of the hot line and their
               column span (test_opcodes)

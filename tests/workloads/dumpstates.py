@@ -1,13 +1,17 @@
 """dumpstates.py: threads in known states for `dump` (tests/integration/run.py test_dump_states):
 http-worker-0 and http-worker-1 sleep in time.sleep, "locked" waits in lock.acquire, "spinner"
-spins in Python (active, the GIL holder), and the main thread sleeps in a Python callback
-(cmp) called by libc's qsort through ctypes (its native frames: Python, native, Python,
-native). Prints "ready" and runs for argv[1] seconds (default 60). With argv[2] the path of
-tests/native/chain.c built as a library, the spinner is "c-spinner" instead: spin_chain
-calls its chain_a -> chain_b -> chain_c through ctypes (the GIL released), spinning in C
-under Python (one running thread, four blocked: test_dump_running)."""
+spins in Python (active, the GIL holder), "flocked" waits in fcntl.flock for a file the main
+thread holds locked (libc's flock is a leaf system-call wrapper: on arm64 its return address
+is still in x30 while it blocks, so only the kernel's saved registers unwind it), and the main
+thread sleeps in a Python callback (cmp) called by libc's qsort through ctypes (its native
+frames: Python, native, Python, native). Prints "ready" and runs for argv[1] seconds (default 60).
+With argv[2] the path of tests/native/chain.c built as a library, the spinner is "c-spinner"
+instead: spin_chain calls its chain_a -> chain_b -> chain_c through ctypes (the GIL released),
+spinning in C under Python (one running thread, five blocked: test_dump_running)."""
 import ctypes
+import fcntl
 import sys
+import tempfile
 import threading
 import time
 
@@ -25,6 +29,16 @@ def locked():
     lock.acquire()
 
 
+held = tempfile.TemporaryFile()
+fcntl.flock(held, fcntl.LOCK_EX)
+
+
+def flocked():
+    # a second open of the same file: its own lock, which waits for held's
+    with open("/proc/self/fd/%d" % held.fileno(), "rb") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+
+
 def spin():
     x = 0
     while True:
@@ -39,6 +53,7 @@ def spin_chain():
 for i in range(2):
     threading.Thread(target=sleeper, name="http-worker-%d" % i, daemon=True).start()
 threading.Thread(target=locked, name="locked", daemon=True).start()
+threading.Thread(target=flocked, name="flocked", daemon=True).start()
 if CHAIN:
     threading.Thread(target=spin_chain, name="c-spinner", daemon=True).start()
 else:

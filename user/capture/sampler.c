@@ -45,6 +45,11 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+void tb_sampler_quiet_libbpf(void)
+{
+	libbpf_set_print(silent_print);
+}
+
 /* --native: the registry follows the lifecycle of processes, and rereads
  * the maps of one whose walk met an unknown pc (a library loaded since). */
 static void unwind_record(struct tb_sampler *s, const struct tb_sample_hdr *h)
@@ -285,7 +290,7 @@ struct tb_sampler *tb_sampler_open(const struct tb_sampler_opts *o, struct tb_pr
 	s->lifecycle_ctx = ctx;
 	s->note_no_gil = o->note_no_gil;
 	s->quiet = o->quiet;
-	libbpf_set_print(silent_print);
+	tb_sampler_quiet_libbpf();
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): tachyon-bpf needs a "
 			 "kernel built with CONFIG_DEBUG_INFO_BTF (its programs are typed and relocated by it)",

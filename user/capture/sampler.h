@@ -56,5 +56,7 @@ struct tb_unwind *tb_sampler_unwind(struct tb_sampler *s);
 /* The loaded program's id, for bpftool / bpf_stats. */
 int tb_sampler_prog_id(struct tb_sampler *s);
 void tb_sampler_close(struct tb_sampler *s);
+/* libbpf says nothing on stderr (its warnings with TB_DEBUG_BPF=1): for every BPF load */
+void tb_sampler_quiet_libbpf(void);
 
 #endif

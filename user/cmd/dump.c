@@ -1,6 +1,7 @@
 /* dump.c: `tachyon-bpf dump PID [--json] [--native] [--kernel]`: the current stack of
- * every thread of a process, once, read without stopping it (no BPF, no ptrace), as
- * py-spy dump shows it: each thread by its Python name (threading.Thread.name, read by
+ * every thread of a process, once, read without stopping it (no ptrace; BPF only with
+ * --native: a task iterator of blocked threads' saved registers, and a short capture of
+ * the running ones), as py-spy dump shows it: each thread by its Python name (threading.Thread.name, read by
  * cpython/threadnames.c; MainThread), its state (idle / active, holds the GIL, in GC),
  * its Python frames, with --native merged with its native frames (dump_native.c; a
  * running thread's Python and native frames both from one sample of the BPF program,
@@ -39,6 +40,7 @@ struct dump_thread {
 	struct dump_frame *merged; /* --native: frames merged, innermost first */
 	int nmerged;
 	const char *native_note;
+	const char *regs_from;   /* --native: "kernel", "guessed" or NULL (dump_native.h) */
 	char (*kstack)[TB_TASK_KNAME]; /* --kernel */
 	int nkstack;             /* -1: unreadable */
 };
@@ -92,7 +94,7 @@ static void describe_thread(struct dump *d, int i, int nnames, struct dump_nativ
 	x->active = x->os_state == 'R';
 	if (nat && (x->merged = calloc((size_t)th->depth + TB_MAX_NATIVE + 1, sizeof(*x->merged))))
 		x->nmerged = tb_dump_native_thread(nat, &d->sym, d->t.layout.minor, th, x->sample, x->merged,
-						   &x->native_note);
+						   &x->native_note, &x->regs_from);
 	if (d->kernel) {
 		x->kstack = calloc(TB_TASK_KSTACK_MAX, sizeof(*x->kstack));
 		x->nkstack = x->kstack && th->native_tid ?
@@ -334,6 +336,8 @@ static void print_json(struct dump *d)
 				printf(",\"frames_from\":\"memory\",\"sampled_after_ms\":null");
 			printf(",\"native_note\":");
 			json_nullable(x->native_note);
+			printf(",\"registers\":");
+			json_nullable(x->regs_from);
 			printf(",\"merged\":[");
 			for (int k = x->nmerged - 1; k >= 0; k--) {
 				struct dump_frame f = x->merged[k];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "capture/clock.h"
+#include "capture/taskregs.h"
 #include "capture/unwind.h"
 #include "cmd/dump_native.h"
 #include "cmd/dump_running.h"
@@ -31,6 +32,7 @@ struct dump_native {
 	struct tb_uw_range ranges[TB_MAX_RANGES];
 	uint32_t nranges;
 	struct tb_native_codes codes;
+	struct tb_taskregs kernel_regs; /* the threads' saved registers (capture/taskregs.c), if it loads */
 };
 
 static int set_rows(void *ctx, uint32_t first, const struct tb_urow *rows, uint32_t n)
@@ -122,6 +124,7 @@ struct dump_native *tb_dump_native_open(pid_t pid, char *err, size_t errlen)
 		return NULL;
 	}
 	make_ranges(d);
+	tb_taskregs_read(pid, &d->kernel_regs);  /* none: the registers are guessed */
 	d->codes.resolver = tb_unwind_resolver(d->reg);
 	return d;
 }
@@ -171,7 +174,8 @@ static int rbp_candidates(struct dump_native *d, uint64_t sp, uint64_t *out, int
 	return n;
 }
 
-/* The walk from sp and pc: with rbp 0, then with each candidate rbp; the first that
+/* Without the kernel's registers (capture/taskregs.c: before 5.15, not root): the
+ * walk from sp and pc: with rbp 0, then with each candidate rbp; the first that
  * reaches the outermost frame, else the longest. */
 static uint32_t walk_blocked(struct dump_native *d, const struct tb_uw_walk *w, uint64_t sp, uint64_t pc,
 			     struct tb_uw_frame *out, enum tb_uw_stop *stop)
@@ -206,7 +210,7 @@ static const char *sampled_stop_note(uint8_t stop)
 
 int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsigned py_minor,
 			  const struct tb_uthread *th, const struct dump_sample *sample, struct dump_frame *out,
-			  const char **note)
+			  const char **note, const char **regs_from)
 {
 	static struct tb_frame py[TB_MAX_FRAMES];
 	static struct tb_merge_item items[TB_MERGED_MAX];
@@ -223,6 +227,7 @@ int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsi
 	int n = 0;
 
 	*note = NULL;
+	*regs_from = NULL;
 	if (sample && sample->taken) {   /* th holds the sample's Python frames (tb_dump_sample_adopt) */
 		native = sample->native;
 		nnat = sample->nnative;
@@ -232,7 +237,13 @@ int tb_dump_native_thread(struct dump_native *d, struct tb_symbolizer *sym, unsi
 		switch (th->native_tid ? tb_task_syscall(d->pid, th->native_tid, &nr, &regs.sp, &regs.ip)
 				       : TB_TASK_REGS_NONE) {
 		case TB_TASK_REGS_BLOCKED:
-			nnat = walk_blocked(d, &w, regs.sp, regs.ip, nat, &stop);
+			if (tb_taskregs_uw(&d->kernel_regs, th->native_tid, regs.sp, regs.ip, &regs)) {
+				nnat = tb_unwind(&w, &regs, nat, &stop);
+				*regs_from = "kernel";
+			} else {
+				nnat = walk_blocked(d, &w, regs.sp, regs.ip, nat, &stop);
+				*regs_from = "guessed";
+			}
 			native_stop = nnat ? (uint8_t)(stop + 1) : TB_NS_NONE;
 			if (stop != TB_UW_DONE)
 				*note = tb_uw_stop_names[stop];
@@ -282,6 +293,7 @@ void tb_dump_native_close(struct dump_native *d)
 	if (!d)
 		return;
 	tb_native_codes_free(&d->codes);
+	tb_taskregs_free(&d->kernel_regs);
 	if (d->reg)
 		tb_unwind_free(d->reg);
 	free(d->rows);
