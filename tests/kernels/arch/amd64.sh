@@ -8,6 +8,7 @@ KARCH_FLAVOUR=cloud-amd64                     # Debian's kernel flavour: linux-i
 KARCH_UNAME_M=x86_64                          # uname -m, and make dist's binary suffix
 KARCH_TRIPLET=x86_64-linux-gnu                # multiarch library directories
 KARCH_LOADER=/lib64/ld-linux-x86-64.so.2      # the dynamic loader the guest's ELF files name
+KARCH_QEMU_USER=""                            # this is the host's architecture: no user-mode emulator
 KARCH_MAKE_ARGS=()                            # make dist: the host's own build
 KARCH_CC=cc                                   # builds tests/native/chain.c for the guest
 KARCH_QEMU=qemu-system-x86_64

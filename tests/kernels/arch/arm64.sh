@@ -12,6 +12,7 @@ KARCH_FLAVOUR=cloud-arm64
 KARCH_UNAME_M=aarch64
 KARCH_TRIPLET=aarch64-linux-gnu
 KARCH_LOADER=/lib/ld-linux-aarch64.so.1
+KARCH_QEMU_USER=qemu-aarch64-static           # user mode on an x86_64 host (qemu-user-static): arm64 programs run there
 KARCH_MAKE_ARGS=(ARCH=arm64)                  # make dist ARCH=arm64: dist/tachyon-bpf-VERSION-aarch64
 KARCH_CC=aarch64-linux-gnu-gcc                # gcc-aarch64-linux-gnu
 KARCH_QEMU=qemu-system-aarch64
