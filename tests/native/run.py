@@ -224,7 +224,7 @@ def check_chain(argv):
     # at most 0.5%, or PARTIAL_FLOOR samples: a library's first milliseconds before its table
     # (a slow guest under TCG built libc's 4 samples late of 658)
     assert m and (float(m.group(3)) < 0.5 or int(m.group(1)) <= PARTIAL_FLOOR + int(m.group(2)) // 200), \
-        "partial samples: %s" % (m.group(0) if m else "no line")
+        "partial samples: %s" % (err[m.start():].split("\n", 1)[0] if m else "no line")
     alone = sum(n for fr, n in stacks if python_only(fr))
     assert alone == 0, "%d samples are Python frames alone (a second tower)" % alone
     return "the whole C chain under call_chain in %.1f%% of %d; %s partial" % (share, total, m.group(1))

@@ -27,3 +27,4 @@ karch_results_args() { echo "-chardev file,id=results,path=$1 -device pci-serial
 KARCH_RESULTS_DEV=/dev/ttyS0
 KARCH_ELF_MACHINE=AArch64                      # readelf -h: the binary must be one of these
 KARCH_UNSUPPORTED=""                          # checks the agent may refuse here (guest_checks.py): none
+KARCH_GUEST_SID_PYTHONS=1                     # sid's arm64 3.13-3.15 in the image (initramfs.sh), run on one kernel (run.sh)
