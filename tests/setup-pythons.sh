@@ -68,6 +68,7 @@ flock 9
 quick_check && exit 0   # someone else may have finished while we waited
 
 # ---- private apt state (tests/sid-apt.sh) ------------------------------------------------------
+# shellcheck source=tests/sid-apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sid-apt.sh"
 SID_APT_ARCH=$KARCH
 rm -rf "$DEST/apt/debs"

@@ -107,25 +107,39 @@ def frames(line):
     return out, int(n)
 
 
-def attached(argv, cmd, timeout):
-    """The workload started first and, once its chain library is mapped (the interpreter is
-    up, in its first second of sleep), captured with -p (the agent builds its tables before it
-    samples): for an interpreter started through a wrapper script, which -- CMD would hold at
-    the script's entry, not the interpreter's."""
-    proc = subprocess.Popen(argv)
+def attached(argv, cmd, grace, timeout):
+    """The workload started first, with TB_START_ON_STDIN=1: once its chain library is mapped
+    (the interpreter is up) the agent attaches with -p (it waits at most 2 s for the tables),
+    and GRACE seconds after it says it is sampling (its tables built meanwhile) the workload
+    is let go (a line on its stdin) and reaped when done, so the agent sees it end. For an interpreter started through a wrapper script,
+    which -- CMD would hold at the script's entry, not the interpreter's. (tb.run's flags of
+    tests/kernels/guest_checks.py's agent_flags are not added.)"""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=dict(os.environ, TB_START_ON_STDIN="1"))
+    agent = None
     try:
         deadline = time.monotonic() + 60
         while "libchain" not in open("/proc/%d/maps" % proc.pid).read():
             assert proc.poll() is None and time.monotonic() < deadline, "the workload never mapped libchain"
             time.sleep(0.05)
-        return tb.run(cmd + ["-p", str(proc.pid)], timeout=timeout)
+        agent = subprocess.Popen([tb.BIN] + cmd + ["-p", str(proc.pid)], stderr=subprocess.PIPE, text=True)
+        head = []
+        while not head or "sampling" not in head[-1]:
+            head.append(agent.stderr.readline())
+            assert head[-1], "agent ended before sampling: %s" % "".join(head)[-300:]
+        time.sleep(grace)
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
+        proc.wait(timeout=timeout)
+        _, err = agent.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(agent.args, agent.returncode, "", "".join(head) + err)
     finally:
-        if proc.poll() is None:   # the capture failed before the workload ended
-            proc.kill()
-        proc.wait()
+        for p in (proc, agent):
+            if p and p.poll() is None:   # failed before the end
+                p.kill()
+                p.wait()
 
 
-ATTACH = False   # capture with attached() (tests/kernels/guest_checks.py: sid's wrappers)
+ATTACH = None    # seconds: capture with attached(), that grace (tests/kernels/guest_checks.py)
 
 
 def capture(argv, extra=(), seconds=None, mode=None, timeout=120):
@@ -134,8 +148,8 @@ def capture(argv, extra=(), seconds=None, mode=None, timeout=120):
     os.close(fd)
     secs = str(seconds or SECONDS)
     cmd = ["-r", RATE, "-o", out] + list(extra)
-    if ATTACH:
-        r = attached(argv + [WORKLOAD, mode, secs], cmd, timeout)
+    if ATTACH is not None:
+        r = attached(argv + [WORKLOAD, mode, secs], cmd, ATTACH, timeout)
     else:
         cmd += ["--"] + argv + [WORKLOAD, mode, secs]
         r = tb.run(cmd, timeout=timeout)
