@@ -42,8 +42,10 @@
 #   TB_KERNELS_TIMEOUT  seconds a guest may take (default 400)
 #   TB_CHECKS=a,b     only those checks (passed to the guests on the kernel command line)
 #   TB_KERNELS_SID_ALL=1  sid's interpreters in the image (arm64: 3.13-3.15, tests/kernels/
-#                     initramfs.sh) checked on every kernel of the run (split, deep, threads,
-#                     native, opcodes, dump on each: "ok split@3.14: ..."), not only on its last
+#                     initramfs.sh) checked on every kernel of the run with every check (split,
+#                     deep, threads, native, opcodes, dump on each: "ok split@3.14: ..."); by
+#                     default on the run's last kernel only, split, threads and dump on each and
+#                     deep, opcodes and native on one version each (guest_checks.py's SID_ONE)
 #   TB_KERNELS_DIR    the cache (default /var/cache/tachyon-bpf/kernels)
 set -euo pipefail
 
@@ -95,8 +97,11 @@ boot() { # name
     [[ -n ${TB_CHECKS:-} ]] && append+=" TB_CHECKS=$TB_CHECKS"
     [[ -n $KARCH_UNSUPPORTED ]] && append+=" TB_UNSUPPORTED=$KARCH_UNSUPPORTED"
     # sid's interpreters of the image (arm64: 3.13-3.15) on the run's last kernel, or on all
-    [[ $KARCH_GUEST_SID_PYTHONS == 1 && (${TB_KERNELS_SID_ALL:-0} == 1 || $n == "${names[-1]}") ]] &&
+    if [[ $KARCH_GUEST_SID_PYTHONS == 1 && ${TB_KERNELS_SID_ALL:-0} == 1 ]]; then
+        append+=" TB_SID_PYTHONS=all"
+    elif [[ $KARCH_GUEST_SID_PYTHONS == 1 && $n == "${names[-1]}" ]]; then
         append+=" TB_SID_PYTHONS=1"
+    fi
     # the program shape the agent must find by probing: 5.10 has no bpf_loop (5.17)
     if [[ $n == *5.10 ]]; then append+=" TB_SHAPE=bounded"; else append+=" TB_SHAPE=bpf_loop"; fi
     read -r -a results <<<"$(karch_results_args "$LOGS/$n.results")"
