@@ -52,6 +52,9 @@ ft_wait() {
 	echo "== free-threaded builds: waited $((SECONDS - t0))s"
 }
 bash tests/setup-pythons.sh || echo "test: some sid Pythons could not be set up (see above)"
+# sid's arm64 3.13-3.15 (their own loader and libraries): the arm64 layout check under
+# qemu-aarch64 and the arm64 kernel matrix's guests run them
+TB_PYTHONS_ARCH=arm64 bash tests/setup-pythons.sh || echo "test: some sid arm64 Pythons could not be set up (see above)"
 # bullseye's CPython 2.7 and 3.9: the messages test names unsupported versions by number
 bash tests/setup-old-pythons.sh || echo "test: bullseye's Python 2.7/3.9 could not be set up (see above)"
 # sid's CPython headers: the layout suite checks the default and free-threaded offsets with them
@@ -109,6 +112,9 @@ counted arm64-user bash tests/arm64/check-user.sh
 # arm64 unwind rows against readelf on the sysroot's libc and ld.so (made by the arm64 build above:
 # the unit run skips the test without it, this one requires it)
 suite arm64-cfi env TB_REQUIRE_ARM64_SYSROOT=1 build/tests/test_cfi_arm64
+# the layouts of Debian's arm64 builds under qemu-aarch64: bookworm's 3.11 against its headers,
+# sid's 3.13-3.15 their own debug offsets == the built-in table; each walks its own memory
+suite arm64-layout env TB_LAYOUT_ARCH=arm64 bash tests/layout/check_headers.sh
 
 # install: help/version words, make install (man page, completions), make dist's static binary
 # profiling in a chroot without libbpf/libdw/libelf, README's first screen to a page, the .deb
@@ -152,7 +158,8 @@ fi
 counted kernels bash tests/kernels/run.sh
 # the same checks on arm64: Debian's cloud-arm64 kernels under qemu-system-aarch64 (TCG) with
 # the static binary of make dist ARCH=arm64; the oldest and the newest each run (6.1, 7.x:
-# ~3 min), TB_KERNELS_ARM64="6.1 6.12 7.x" for all three (~4.6 min)
+# ~3 min, and ~2 min for sid's arm64 3.13-3.15 on 7.x), TB_KERNELS_ARM64="6.1 6.12 7.x" for
+# all three (~4.6 min)
 counted kernels-arm64 env TB_KERNELS_ARCH=arm64 bash tests/kernels/run.sh ${TB_KERNELS_ARM64:-6.1 7.x}
 # the arm64 BPF object CO-RE-relocated against the arm64 kernels' BTF (the images the kernel
 # matrix fetched): every relocation resolved

@@ -3,8 +3,11 @@
 # machine's own apt sources, unpacks them under DESTDIR/root and writes wrappers
 # DESTDIR/bin/python3.X that run them with sid's own dynamic loader and libraries.
 #
-# Usage: tests/setup-pythons.sh [DESTDIR]
-#   DESTDIR defaults to $TB_PYTHONS_DIR, else /var/cache/tachyon-bpf/pythons.
+# Usage: [TB_PYTHONS_ARCH=arm64] tests/setup-pythons.sh [DESTDIR]
+#   TB_PYTHONS_ARCH: amd64 (default) or arm64, the packages' architecture; its facts (library
+#   triplet, loader, the qemu user-mode emulator) are tests/kernels/arch/ARCH.sh's.
+#   DESTDIR defaults to $TB_PYTHONS_DIR, else /var/cache/tachyon-bpf/pythons (arm64:
+#   /var/cache/tachyon-bpf/arm64-pythons).
 #   Idempotent: exits quickly when DESTDIR is already set up (TB_PYTHONS_FORCE=1 redoes it).
 #   Prints one summary line per version; exits non-zero only if no version could be set up.
 #
@@ -13,16 +16,27 @@
 # itself is DESTDIR/root/usr/bin/python3.X (libpython linked statically, as Debian builds it).
 # --argv0 makes sys.executable the wrapper (so subprocess/multiprocessing children also run
 # under sid's loader), and DESTDIR/lib -> root/usr/lib lets Python find its stdlib from
-# there (sys.prefix == DESTDIR) without PYTHONHOME.
+# there (sys.prefix == DESTDIR) without PYTHONHOME. An arm64 wrapper (ld-linux-aarch64.so.1) on
+# a machine that is not aarch64 runs the loader under qemu-aarch64-static (user mode: the layout
+# checks of tests/arm64/check-layout.sh); on an aarch64 machine (the kernel matrix's arm64
+# guests have DESTDIR at the same path) it execs it as it is.
 set -euo pipefail
 
 VERSIONS=(3.13 3.14 3.15)
-DEST=${1:-${TB_PYTHONS_DIR:-/var/cache/tachyon-bpf/pythons}}
-TRIPLET=x86_64-linux-gnu
-
 prog=${0##*/}
 warn() { printf '%s: %s\n' "$prog" "$*" >&2; }
 die() { warn "$*"; exit 1; }
+
+# the architecture's facts: KARCH, KARCH_TRIPLET, KARCH_LOADER, KARCH_UNAME_M, KARCH_QEMU_USER
+TB_KERNELS_ARCH=${TB_PYTHONS_ARCH:-amd64}
+# shellcheck source=tests/kernels/arch.sh
+. "$(dirname "${BASH_SOURCE[0]}")/kernels/arch.sh"
+DEST=${1:-${TB_PYTHONS_DIR:-/var/cache/tachyon-bpf/${KARCH_CACHE_PREFIX}pythons}}
+TRIPLET=$KARCH_TRIPLET
+LOADER_NAME=${KARCH_LOADER##*/}
+if [[ $(uname -m) != "$KARCH_UNAME_M" ]]; then
+    command -v "$KARCH_QEMU_USER" >/dev/null || die "$KARCH_QEMU_USER not found (apt-get install qemu-user-static)"
+fi
 
 mkdir -p "$DEST"
 DEST=$(realpath "$DEST")
@@ -54,7 +68,9 @@ flock 9
 quick_check && exit 0   # someone else may have finished while we waited
 
 # ---- private apt state (tests/sid-apt.sh) ------------------------------------------------------
+# shellcheck source=tests/sid-apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sid-apt.sh"
+SID_APT_ARCH=$KARCH
 rm -rf "$DEST/apt/debs"
 sid_apt_init "$DEST/apt" deb || die "nothing set up"
 sid_apt_fetch_dir "$APTD/debs"
@@ -144,12 +160,12 @@ done
 # The loader: sid is usr-merged, so the real file is usr/lib/$TRIPLET (usr/lib64 is a symlink).
 LOADER=""
 for cand in usr/lib/$TRIPLET lib/$TRIPLET usr/lib64 lib64; do
-    if [[ -f $STAGE/$cand/ld-linux-x86-64.so.2 && ! -L $STAGE/$cand/ld-linux-x86-64.so.2 ]]; then
-        LOADER=$cand/ld-linux-x86-64.so.2
+    if [[ -f $STAGE/$cand/$LOADER_NAME && ! -L $STAGE/$cand/$LOADER_NAME ]]; then
+        LOADER=$cand/$LOADER_NAME
         break
     fi
 done
-[[ -n $LOADER ]] || die "sid's libc6 has no ld-linux-x86-64.so.2 where expected"
+[[ -n $LOADER ]] || die "sid's libc6 has no $LOADER_NAME where expected"
 
 rm -rf "${DEST:?}/root" "${DEST:?}/bin" "${DEST:?}/lib" "$STAMP"
 mv "$STAGE" "$DEST/root"
@@ -168,12 +184,16 @@ for v in "${ok_versions[@]}"; do
         echo "python$v: FAILED: $real missing after unpacking"
         continue
     fi
-    execline="exec $(sq "$DEST/root/$LOADER") --library-path $(sq "$LIBPATH") --argv0 $(sq "$w") $(sq "$real") \"\$@\""
+    execline="exec ${KARCH_QEMU_USER:+\$emulator }$(sq "$DEST/root/$LOADER") --library-path $(sq "$LIBPATH") --argv0 $(sq "$w") $(sq "$real") \"\$@\""
     {
         echo '#!/bin/sh'
         echo "# CPython $v from Debian sid (python$v-minimal $debver), written by tests/setup-pythons.sh."
         echo "# Runs under sid's own loader and libraries: /proc/PID/exe is the loader, the python"
         echo "# binary is $real."
+        if [[ -n $KARCH_QEMU_USER ]]; then
+            echo "# Elsewhere than on $KARCH_UNAME_M, under $KARCH_QEMU_USER (user mode)."
+            echo "emulator=; [ \"\$(uname -m)\" = $KARCH_UNAME_M ] || emulator=$KARCH_QEMU_USER"
+        fi
         echo "$execline"
     } >"$w"
     chmod 755 "$w"
@@ -213,7 +233,7 @@ print("%d.%d.%d" % sys.version_info[:3], ",".join(bad))'
         extra=", no profiling.sampling in its stdlib"
     fi
     [[ -z $bad ]] || extra+=", cannot import: $bad"
-    echo "python$v: ok $pyver (sid $debver$extra) -> $w"
+    echo "python$v: ok $pyver (sid $debver $KARCH$extra) -> $w"
     echo "$v $debver" >>"$STAMP"
     good=$((good + 1))
 done

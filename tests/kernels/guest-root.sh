@@ -5,7 +5,7 @@
 # scripts/install-deps.sh test). For another one (TB_KERNELS_ARCH=arm64) it is Debian bookworm's
 # packages of that architecture (the PACKAGES below), fetched through a private apt state
 # (tests/sid-apt.sh, under DESTDIR/apt/ARCH-bookworm) and unpacked with dpkg-deb -x into
-# DESTDIR/root-ARCH; then cached: fetched again only when PACKAGES change or
+# DESTDIR/root-ARCH-HASH (HASH: of the package list); then cached: fetched again only when PACKAGES change or
 # TB_KERNELS_FORCE=1. DESTDIR is $TB_KERNELS_DIR, else /var/cache/tachyon-bpf/kernels.
 set -euo pipefail
 
@@ -24,16 +24,20 @@ fi
 # The guest's userland: the shells, the interpreter (python3.11-minimal has the binary,
 # libpython3.11-stdlib the extension modules the checks load) and the libraries of all of them
 # and of a dynamic agent (libbpf1, libelf1, libdw1); initramfs.sh copies only the ones named
-# as NEEDED and fails on one that is missing here.
+# as NEEDED and fails on one that is missing here. libpython3.11-dev: the interpreter's headers,
+# which tests/layout/check_headers.sh (TB_LAYOUT_ARCH=arm64) checks the layout against (not
+# copied into the image).
 PACKAGES=(
     busybox-static bash libc6 libgcc-s1 libtinfo6
-    python3.11-minimal libpython3.11-minimal libpython3.11-stdlib
+    python3.11-minimal libpython3.11-minimal libpython3.11-stdlib libpython3.11-dev
     libexpat1 zlib1g libffi8 libbz2-1.0 liblzma5 libuuid1 libcrypt1
     libbpf1 libelf1 libdw1 libzstd1
 )
 SUITE=bookworm
-ROOT=$DEST/root-$KARCH
 want="$SUITE ${PACKAGES[*]}"
+# one directory per package list: a run with another list (an older tree) neither refetches
+# nor removes this one while it is copied from
+ROOT=$DEST/root-$KARCH-$(sha256sum <<<"$want" | cut -c1-8)
 if [[ -s $ROOT/.packages && $(cat "$ROOT/.packages") == "$want" && ${TB_KERNELS_FORCE:-0} != 1 ]]; then
     echo "$ROOT"
     exit 0

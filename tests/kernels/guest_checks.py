@@ -47,7 +47,11 @@ of verifier time under TCG), and the verifier log goes to the console.
 Prints one line per check, "ok NAME: detail" or "FAIL NAME: reason" (a failed capture: the
 exit status and the agent's first stderr line), lines starting "#" that say what ran (kernel,
 load, time), then "N passed, N failed". TB_CHECKS=a,b (the environment; the kernel command
-line sets it) runs only those. TB_UNSUPPORTED=a,b names the checks whose feature the agent may
+line sets it) runs only those. TB_SID_PYTHONS=all (run.sh: one kernel per run) also runs split,
+deep, threads, native, opcodes and dump on each of sid's interpreters in the image
+(/tb/sid-pythons.txt, written by initramfs.sh: arm64's 3.13-3.15), as NAME@VERSION, after the
+checks of python3.11 ("# sid's interpreters' checks took N s"); TB_SID_PYTHONS=1 runs split,
+threads and dump on each, deep on 3.13, opcodes on 3.14 and native on 3.15 (SID_ONE). TB_UNSUPPORTED=a,b names the checks whose feature the agent may
 not support on this architecture (tests/kernels/arch/ARCH.sh): such a check still runs, and if
 it fails only because the agent refused the feature (exit non-zero, its line saying "not
 ported" or "not supported") it prints "unsupported NAME: the agent's line", counted neither
@@ -125,19 +129,19 @@ def slice_shares(fold):
     return {k: 100.0 * v / max(1, total) for k, v in share.items()}, total
 
 
-def check_split():
-    detail = it.test_slices(PY, TAG)   # within 5 pp, the hot loop lines
-    pct, total = slice_shares(tb.Folded(os.path.join(it.TMP, "slices-%s.folded" % TAG)))
+def check_split(py=PY, tag=TAG):
+    detail = it.test_slices(py, tag)   # within 5 pp, the hot loop lines
+    pct, total = slice_shares(tb.Folded(os.path.join(it.TMP, "slices-%s.folded" % tag)))
     worst = max(abs(pct[k] - w) for k, w in (("fifty", 50), ("thirty", 30), ("twenty", 20)))
     assert worst <= 3.0, "%s; off by %.1f pp (> 3)" % (detail, worst)
     return "%s; at most %.1f pp off (<= 3)" % (detail, worst)
 
 
-def check_deep():
-    return it.test_deep(PY, TAG)
+def check_deep(py=PY, tag=TAG):
+    return it.test_deep(py, tag)
 
 
-def check_all_python():
+def check_all_python(py=PY, tag=TAG):
     """--all-python: processes started after the capture began are found and read."""
     out = os.path.join(it.TMP, "allpy.json")
     agent = subprocess.Popen([tb.BIN, "--all-python", "-r", "499", "-d", "120", "--min-fraction", "0",
@@ -153,7 +157,7 @@ def check_all_python():
             head.append(line)
             if "sampling" in line:
                 break
-        sp = subprocess.run(PY + [tb.workload("spawner.py"), str(ALLPY_CHILDREN), str(ALLPY_SECONDS), PY[0]],
+        sp = subprocess.run(py + [tb.workload("spawner.py"), str(ALLPY_CHILDREN), str(ALLPY_SECONDS), py[0]],
                             capture_output=True, text=True, timeout=120)
         pids = [int(x) for x in sp.stdout.split()]
         assert len(pids) == ALLPY_CHILDREN, "spawner: %s" % first_line(sp.stderr)
@@ -182,41 +186,56 @@ TCG_PARTIAL_FLOOR = 10
 TCG_MIN_HELD_WAIT = 0.8
 
 
-def check_wall():
-    return it.test_sleep_wall(PY, TAG, TCG_CPU_SLEEP_MAX)
+def check_wall(py=PY, tag=TAG):
+    return it.test_sleep_wall(py, tag, TCG_CPU_SLEEP_MAX)
 
 
-def check_native():
+# sid's interpreters start through a wrapper script (tests/setup-pythons.sh), and the agent
+# holds a command it launches at the entry of its first exec, the script's (proc/launch.c): the
+# interpreter's own tables (sid's python, libc) were built after the script exec'd it, while the
+# workload ran (0.12 s of CPU on the host; 2.5-2.8 s under TCG, 7.x: 84-763 of 700-1350
+# samples partial in 3 s, 129-274 of ~2200 in 10 s). So their chain is captured with -p once
+# the workload is up (tests/native/run.py attached(); without --kernel), let go
+# SID_TABLES_GRACE after the agent samples: -p waits at most 2 s for the tables (7.x: 44 of
+# 605 samples partial, the chain whole in 81-85% when let go at once).
+SID_TABLES_GRACE = 3.0
+
+
+def check_native(py=PY, tag=TAG):
     os.environ["TB_CHAIN_LIB"] = CHAIN_LIB
     nr.SECONDS = NATIVE_SECONDS
     nr.PARTIAL_FLOOR = TCG_PARTIAL_FLOOR
-    with agent_flags("--kernel"):
-        return nr.check_chain(PY)
+    nr.ATTACH = None if py is PY else SID_TABLES_GRACE
+    try:
+        with agent_flags("--kernel"):
+            return nr.check_chain(py)
+    finally:
+        nr.ATTACH = None
 
 
-def check_signal():
+def check_signal(py=PY, tag=TAG):
     os.environ["TB_CHAIN_LIB"] = CHAIN_LIB
     nr.SECONDS = NATIVE_SECONDS
-    return nr.check_signal(PY)
+    return nr.check_signal(py)
 
 
-def check_dump_native():
+def check_dump_native(py=PY, tag=TAG):
     os.environ["TB_CHAIN_LIB"] = CHAIN_LIB
-    return "%s; %s" % (it.test_dump_states(PY, TAG), it.test_dump_running(PY, TAG))
+    return "%s; %s" % (it.test_dump_states(py, tag), it.test_dump_running(py, tag))
 
 
-def check_opcodes():
+def check_opcodes(py=PY, tag=TAG):
     with agent_flags("--opcodes"):
-        return it.test_opcodes(PY, TAG)
+        return it.test_opcodes(py, tag)
 
 
-def check_dump():
-    return it.test_dump(PY, TAG)
+def check_dump(py=PY, tag=TAG):
+    return it.test_dump(py, tag)
 
 
-def check_shape():
+def check_shape(py=PY, tag=TAG):
     """The shape probed (not guessed from the version) is the expected one; start-up times."""
-    r = tb.run(["-d", "1", "-o", os.path.join(it.TMP, "shape.json"), "--"] + PY + ["-c", "while True: pass"])
+    r = tb.run(["-d", "1", "-o", os.path.join(it.TMP, "shape.json"), "--"] + py + ["-c", "while True: pass"])
     assert r.returncode == 0, "exit %d: %s" % (r.returncode, first_line(r.stderr))
     line = [l.strip() for l in r.stderr.splitlines() if "start-up:" in l]
     assert line, "no start-up line in: %s" % first_line(r.stderr)
@@ -226,20 +245,20 @@ def check_shape():
     return line[0].replace("start-up: ", "")
 
 
-def check_threads():
-    return it.test_threads(PY, TAG)
+def check_threads(py=PY, tag=TAG):
+    return it.test_threads(py, tag)
 
 
-def check_gil():
-    return it.test_gil_wall(PY, TAG, TCG_MIN_HELD_WAIT)
+def check_gil(py=PY, tag=TAG):
+    return it.test_gil_wall(py, tag, TCG_MIN_HELD_WAIT)
 
 
-def check_kernel():
-    return it.test_kernel_syscalls(PY, TAG)
+def check_kernel(py=PY, tag=TAG):
+    return it.test_kernel_syscalls(py, tag)
 
 
-def check_container():
-    return it.test_cgroup_alone([("%d.%d" % sys.version_info[:2], "debian-static", PY)])
+def check_container(py=PY, tag=TAG):
+    return it.test_cgroup_alone([(tag.split("-", 1)[0], tag.split("-", 1)[1], py)])
 
 
 CHECKS = [("shape", check_shape), ("split", check_split), ("deep", check_deep), ("threads", check_threads),
@@ -248,6 +267,38 @@ CHECKS = [("shape", check_shape), ("split", check_split), ("deep", check_deep), 
           ("container", check_container), ("dump", check_dump), ("dump-native", check_dump_native)]
 # the checks that load the BPF program: all failed at once when it does not load
 BPF_CHECKS = {name for name, _ in CHECKS} - {"dump"}
+# run on sid's interpreters of the image too (run.sh asks one kernel of a run for them), named
+# NAME@VERSION ("ok split@3.14: ..."): TB_SID_PYTHONS=all runs every one of SID_CHECKS on each
+# (about 39 s a version under TCG); TB_SID_PYTHONS=1 (CI) those of SID_EACH on each and every
+# other one on one version, SID_ONE (about 64 s for the three)
+SID_CHECKS = ("split", "deep", "threads", "native", "opcodes", "dump")
+SID_EACH = ("split", "threads", "dump")
+SID_ONE = {"deep": "3.13", "opcodes": "3.14", "native": "3.15"}
+SID_PYTHONS = os.path.join(ROOT, "sid-pythons.txt")   # initramfs.sh: "3.13 sid-static WRAPPER" lines
+
+
+def sid_pythons():
+    """sid's interpreters in the image (tests/setup-pythons.sh's wrappers, at their host paths):
+    [(version, tag, argv)]; none unless TB_SID_PYTHONS=1."""
+    if os.environ.get("TB_SID_PYTHONS") not in ("1", "all") or not os.path.exists(SID_PYTHONS):
+        return []
+    found = []
+    with open(SID_PYTHONS) as f:
+        for line in f:
+            version, kind, cmd = line.split()
+            found.append((version, "%s-%s" % (version, kind), [cmd]))
+    return found
+
+
+def planned(only):
+    """The runs this guest makes, in order: (name as printed, check name, function, argv, tag)."""
+    runs = [(name, name, fn, PY, TAG) for name, fn in CHECKS if not only or name in only]
+    every = os.environ.get("TB_SID_PYTHONS") == "all"
+    for version, tag, argv in sid_pythons():
+        runs += [("%s@%s" % (name, version), name, dict(CHECKS)[name], argv, tag)
+                 for name in SID_CHECKS if (not only or name in only) and
+                 (every or name in SID_EACH or SID_ONE.get(name) == version)]
+    return runs
 
 
 def load_check():
@@ -304,28 +355,33 @@ def main():
     print("# kernel %s, python %s, %s; booted in %s s" % (platform.release(), platform.python_version(), version,
                                                          os.environ.get("TB_BOOTED", "?")), flush=True)
     start = time.time()
-    load_error = load_check() if any(n in BPF_CHECKS for n, _ in CHECKS if not only or n in only) else None
-    for name, fn in CHECKS:
-        if only and name not in only:
-            continue
-        if load_error and name in BPF_CHECKS:
+    runs = planned(only)
+    load_error = load_check() if any(check in BPF_CHECKS for _, check, _, _, _ in runs) else None
+    sid_start = None
+    for name, check, fn, py, tag in runs:
+        if py is not PY and sid_start is None:
+            sid_start = time.time()
+            print("# sid's interpreters: %s" % ", ".join(t for _, t, _ in sid_pythons()), flush=True)
+        if load_error and check in BPF_CHECKS:
             failed += 1
             print("FAIL %s: %s" % (name, load_error), flush=True)
             continue
         t0 = time.time()
         try:
-            detail = fn()
+            detail = fn(py, tag)
             passed += 1
             print("ok %s: %s [%.1f s]" % (name, detail or "", time.time() - t0), flush=True)
         except Exception as e:  # noqa: BLE001  any error is the check's failure
             reason = first_line(e) or type(e).__name__
-            if name in may_be_unsupported and REFUSED.search(reason):
+            if check in may_be_unsupported and REFUSED.search(reason):
                 unsupported.append(name)
                 print("unsupported %s: %s [%.1f s]" % (name, reason, time.time() - t0), flush=True)
                 continue
             failed += 1
             print("FAIL %s: %s [%.1f s]" % (name, reason, time.time() - t0), flush=True)
             traceback.print_exc()
+    if sid_start is not None:
+        print("# sid's interpreters' checks took %.1f s" % (time.time() - sid_start), flush=True)
     print("# checks took %.1f s" % (time.time() - start), flush=True)
     if unsupported:
         print("# %d unsupported: %s" % (len(unsupported), ",".join(unsupported)), flush=True)

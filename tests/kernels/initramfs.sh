@@ -9,7 +9,10 @@
 # scripts/tree_json.py, tests/golden/roundtrip.py, tests/pythons.sh: laid out under /tb as in
 # the repo), tests/native/chain.c built here as /tb/lib/libchain.so (-O2 -fomit-frame-pointer,
 # so only its .eh_frame unwinds it), tests/kernels/guest_checks.py, and
-# tests/kernels/guest-init.sh as /init.
+# tests/kernels/guest-init.sh as /init. Where arch/ARCH.sh says KARCH_GUEST_SID_PYTHONS=1
+# (arm64), also sid's interpreters of that architecture (tests/setup-pythons.sh) at their host
+# paths: wrappers, binaries, a trimmed stdlib, sid's loader and the libraries they need, listed
+# in /tb/sid-pythons.txt for guest_checks.py.
 #
 # TB_KERNELS_ARCH (tests/kernels/arch.sh) picks the guest's architecture: amd64 (default) takes
 # the userland from this machine ("/"), arm64 from Debian bookworm's arm64 packages
@@ -66,20 +69,44 @@ mapfile -t WORKLOADS < <(cd "$ROOT" && ls tests/workloads/*.py)
 REPO_FILES+=("${WORKLOADS[@]}")
 
 # The stdlib, less what no check uses (and the extension modules whose libraries are big; the
-# static libpythons of config-3.11*, also python3.11-dbg's 47 MB config-3.11d-*).
-STDLIB_EXCLUDES=(
-    --exclude=python3.11/test --exclude=python3.11/idlelib --exclude=python3.11/tkinter
-    --exclude=python3.11/ensurepip --exclude=python3.11/pydoc_data --exclude=python3.11/lib2to3
-    --exclude=python3.11/distutils --exclude=python3.11/turtledemo --exclude=python3.11/unittest
-    --exclude='python3.11/config-3.11*' --exclude=python3.11/site-packages
-    --exclude=python3.11/dist-packages --exclude=python3.11/sqlite3 --exclude=python3.11/curses
-    --exclude=python3.11/dbm --exclude='*.opt-1.pyc' --exclude='*.opt-2.pyc'
-    --exclude='lib-dynload/_test*' --exclude='lib-dynload/_xxtestfuzz*' --exclude='lib-dynload/xxlimited*'
-    --exclude='lib-dynload/_ctypes_test*' --exclude='lib-dynload/_ssl.*' --exclude='lib-dynload/_hashlib.*'
-    --exclude='lib-dynload/_sqlite3.*' --exclude='lib-dynload/_curses*' --exclude='lib-dynload/_dbm.*'
-    --exclude='lib-dynload/readline.*' --exclude='lib-dynload/nis.*' --exclude='lib-dynload/ossaudiodev.*'
-    --exclude='lib-dynload/_tkinter.*'
-)
+# static libpythons of config-3.X*, also python3.11-dbg's 47 MB config-3.11d-*), for version $1;
+# sid's interpreters ($2 = sid) run only SID_CHECKS' workloads: also no asyncio, email, ...
+stdlib_excludes() { # version [sid]
+    local v=python$1 d
+    for d in test idlelib tkinter ensurepip pydoc_data lib2to3 distutils turtledemo unittest \
+        'config-3.*' site-packages dist-packages sqlite3 curses dbm; do
+        printf '%s\n' "--exclude=$v/$d"
+    done
+    printf '%s\n' --exclude='*.opt-1.pyc' --exclude='*.opt-2.pyc'
+    for d in '_test*' '_xxtestfuzz*' 'xxlimited*' '_ctypes_test*' '_ssl.*' '_hashlib.*' '_sqlite3.*' \
+        '_curses*' '_dbm.*' 'readline.*' 'nis.*' 'ossaudiodev.*' '_tkinter.*'; do
+        printf '%s\n' "--exclude=lib-dynload/$d"
+    done
+    [[ ${2:-} == sid ]] || return 0
+    for d in asyncio email xml multiprocessing http urllib _pyrepl concurrent html xmlrpc wsgiref \
+        tomllib zoneinfo venv pydoc.py pdb.py turtle.py _pydecimal.py 'encodings/cp*' \
+        'encodings/mac_*' 'encodings/iso*' 'encodings/*_jp.py' 'encodings/*_kr.py' \
+        'encodings/*_cn.py' 'encodings/*_tw.py' 'encodings/*_hk.py'; do
+        printf '%s\n' "--exclude=$v/$d"
+    done
+    for d in '_decimal.*' '_gdbm.*' '_lzma.*' '_bz2.*' '_zoneinfo.*' '_codecs_*' '_multibytecodec.*' \
+        '_asyncio.*' '_remote_debugging.*' '_interp*' 'pyexpat.*' '_elementtree.*'; do
+        printf '%s\n' "--exclude=lib-dynload/$d"
+    done
+}
+mapfile -t STDLIB_EXCLUDES < <(stdlib_excludes 3.11)
+
+# sid's interpreters of this architecture (tests/setup-pythons.sh: their own loader and
+# libraries under SID_DIR, wrappers SID_DIR/bin/python3.X), copied at the same paths, when
+# arch/ARCH.sh asks for them (KARCH_GUEST_SID_PYTHONS); /tb/sid-pythons.txt lists them
+SID_DIR="" SID_VERSIONS=()
+if [[ $KARCH_GUEST_SID_PYTHONS == 1 ]]; then
+    SID_DIR=${TB_PYTHONS_DIR:-/var/cache/tachyon-bpf/${KARCH_CACHE_PREFIX}pythons}
+    TB_PYTHONS_ARCH=$KARCH bash "$ROOT/tests/setup-pythons.sh" "$SID_DIR" >/dev/null ||
+        die "no sid $KARCH interpreters (tests/setup-pythons.sh failed)"
+    SID_DIR=$(realpath "$SID_DIR")
+    mapfile -t SID_VERSIONS < <(awk '{ print $1 }' "$SID_DIR/.setup-complete")
+fi
 
 # ---- the inputs' hash ----------------------------------------------------------------------
 hash_inputs() {
@@ -91,6 +118,9 @@ hash_inputs() {
     find "$BUSYBOX" "$BASH_BIN" "$PY" ${BPFTOOL:+"$BPFTOOL"} "$ROOTFS/lib/$KARCH_TRIPLET/" \
         "$ROOTFS/usr/lib/$KARCH_TRIPLET/" -maxdepth 1 -printf '%p %s %T@\n' 2>/dev/null | sort
     find "$PYLIB" -printf '%p %s %T@\n' | sort
+    if [[ -n $SID_DIR ]]; then
+        find "$SID_DIR/bin" "$SID_DIR/root" -path "$SID_DIR/root/usr/share" -prune -o -printf '%p %s %T@\n' | sort
+    fi
     "$KARCH_CC" --version | head -n 1
 }
 HASH=$(hash_inputs | sha256sum | cut -c1-16)
@@ -131,31 +161,60 @@ chmod 755 init
 mkdir -p usr/lib
 tar -C "$ROOTFS/usr/lib" "${STDLIB_EXCLUDES[@]}" -cf - python3.11 | tar -C usr/lib -xf -
 
-# the shared libraries of every ELF file in the image (NEEDED, recursively; found where the
-# guest's loader looks without an ld.so.cache), at the same paths, and the loader
-LIBDIRS=("/lib/$KARCH_TRIPLET" "/usr/lib/$KARCH_TRIPLET" /lib /usr/lib)
+# copy_needed ROOT DIR...: the shared libraries that the ELF files named on stdin need (NEEDED,
+# recursively), found in ROOT's DIRs (where the loader looks without an ld.so.cache), copied
+# into the image at their paths under ROOT
 needed() { readelf -dW "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'; }
-declare -A copied=()
-mapfile -t queue < <(find . -type f \( -perm -u+x -o -name '*.so*' \) ! -name '*.py' -print0 |
-    xargs -0 file -N -F '|' | awk -F'|' '/ELF .*dynamically linked|ELF .*shared object/ { print $1 }')
-while ((${#queue[@]})); do
-    elf=${queue[0]}
-    queue=("${queue[@]:1}")
-    while read -r lib; do
-        [[ -n $lib && -z ${copied[$lib]:-} ]] || continue
-        found=""
-        for d in "${LIBDIRS[@]}"; do
-            if [[ -e $ROOTFS$d/$lib ]]; then found=$d/$lib; break; fi
-        done
-        [[ -n $found ]] || die "$lib (needed by ${elf#./}) is not in $ROOTFS${ROOTFS:+ (tests/kernels/guest-root.sh: PACKAGES)}"
-        mkdir -p ".$(dirname "$found")"
-        cp -L "$ROOTFS$found" ".$found"
-        copied[$lib]=$found
-        queue+=(".$found")
-    done < <(needed "$elf")
-done
+copy_needed() {
+    local root=$1 elf lib d found queue=()
+    shift
+    local -A copied=()
+    mapfile -t queue
+    while ((${#queue[@]})); do
+        elf=${queue[0]}
+        queue=("${queue[@]:1}")
+        while read -r lib; do
+            [[ -n $lib && -z ${copied[$lib]:-} ]] || continue
+            found=""
+            for d in "$@"; do
+                if [[ -e $root$d/$lib ]]; then found=$d/$lib; break; fi
+            done
+            [[ -n $found ]] || die "$lib (needed by ${elf#./}) is not in $root$1${root:+ (tests/kernels/guest-root.sh: PACKAGES)}"
+            mkdir -p ".$(dirname "$found")"
+            cp -L "$root$found" ".$found"
+            copied[$lib]=$found
+            queue+=(".$found")
+        done < <(needed "$elf")
+    done
+}
+elf_files() { # DIR...: the dynamic ELF files under them
+    find "$@" -type f \( -perm -u+x -o -name '*.so*' \) ! -name '*.py' -print0 |
+        xargs -0 -r file -N -F '|' | awk -F'|' '/ELF .*dynamically linked|ELF .*shared object/ { print $1 }'
+}
+# the image's own userland (sid's interpreters, staged below, have theirs)
+elf_files . | copy_needed "$ROOTFS" "/lib/$KARCH_TRIPLET" "/usr/lib/$KARCH_TRIPLET" /lib /usr/lib
 mkdir -p ".$(dirname "$KARCH_LOADER")"
 cp -L "$ROOTFS$KARCH_LOADER" ".$KARCH_LOADER" || die "the dynamic loader $KARCH_LOADER was not copied"
+
+# sid's interpreters: wrappers, binaries, stdlibs, their loader and the libraries they need
+if [[ -n $SID_DIR ]]; then
+    S=.$SID_DIR
+    mkdir -p "$S/bin" "$S/root/usr/bin" "$S/root/usr/lib"
+    ln -s root/usr/lib "$S/lib"
+    : >tb/sid-pythons.txt
+    for v in "${SID_VERSIONS[@]}"; do
+        cp "$SID_DIR/bin/python$v" "$S/bin/"
+        cp "$SID_DIR/root/usr/bin/python$v" "$S/root/usr/bin/"
+        mapfile -t excludes < <(stdlib_excludes "$v" sid)
+        tar -C "$SID_DIR/root/usr/lib" "${excludes[@]}" -cf - "python$v" | tar -C "$S/root/usr/lib" -xf -
+        echo "$v sid-static $SID_DIR/bin/python$v" >>tb/sid-pythons.txt
+    done
+    loader=$SID_DIR/root/usr/lib/$KARCH_TRIPLET/${KARCH_LOADER##*/}   # the wrappers' (sid is usr-merged)
+    [[ -f $loader ]] || die "no $loader"
+    mkdir -p ".$(dirname "$loader")"
+    cp -L "$loader" ".$loader"
+    elf_files "$S" | copy_needed "" "$SID_DIR/root/usr/lib/$KARCH_TRIPLET" "$SID_DIR/root/lib/$KARCH_TRIPLET"
+fi
 
 printf 'root:x:0:0:root:/root:/bin/sh\n' >etc/passwd
 printf 'root:x:0:\n' >etc/group

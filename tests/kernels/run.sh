@@ -14,7 +14,8 @@
 #   2. tests/kernels/initramfs.sh: busybox, python3.11, the static binary of make dist (so the
 #      image has none of the agent's libraries; TB_KERNELS_BIN=./tachyon-bpf: the dynamic one
 #      and its libraries), the workloads and the checks in one initramfs (rebuilt only when an
-#      input changed: ~2 s, ~16 MB; arm64: bookworm's arm64 userland, tests/kernels/guest-root.sh).
+#      input changed: ~2 s, ~16 MB; arm64: bookworm's arm64 userland, tests/kernels/guest-root.sh,
+#      and sid's arm64 3.13-3.15 with their own loader and libraries, ~29 MB).
 #   3. each kernel booted with qemu-system-x86_64 (arm64: qemu-system-aarch64 -M virt) -accel tcg
 #      -cpu max (arm64: max,pauth-impdef=on) -smp 2 -m 2048, one at a time; its /init
 #      (tests/kernels/guest-init.sh) runs the checks, writes their lines to the results port
@@ -40,6 +41,11 @@
 #                     the same; arm64 max,pauth-impdef=on)
 #   TB_KERNELS_TIMEOUT  seconds a guest may take (default 400)
 #   TB_CHECKS=a,b     only those checks (passed to the guests on the kernel command line)
+#   TB_KERNELS_SID_ALL=1  sid's interpreters in the image (arm64: 3.13-3.15, tests/kernels/
+#                     initramfs.sh) checked on every kernel of the run with every check (split,
+#                     deep, threads, native, opcodes, dump on each: "ok split@3.14: ..."); by
+#                     default on the run's last kernel only, split, threads and dump on each and
+#                     deep, opcodes and native on one version each (guest_checks.py's SID_ONE)
 #   TB_KERNELS_DIR    the cache (default /var/cache/tachyon-bpf/kernels)
 set -euo pipefail
 
@@ -90,6 +96,12 @@ boot() { # name
     local n=$1 t0 rc=0 results append="console=$KARCH_CONSOLE panic=-1 quiet TB_RESULTS=$KARCH_RESULTS_DEV"
     [[ -n ${TB_CHECKS:-} ]] && append+=" TB_CHECKS=$TB_CHECKS"
     [[ -n $KARCH_UNSUPPORTED ]] && append+=" TB_UNSUPPORTED=$KARCH_UNSUPPORTED"
+    # sid's interpreters of the image (arm64: 3.13-3.15) on the run's last kernel, or on all
+    if [[ $KARCH_GUEST_SID_PYTHONS == 1 && ${TB_KERNELS_SID_ALL:-0} == 1 ]]; then
+        append+=" TB_SID_PYTHONS=all"
+    elif [[ $KARCH_GUEST_SID_PYTHONS == 1 && $n == "${names[-1]}" ]]; then
+        append+=" TB_SID_PYTHONS=1"
+    fi
     # the program shape the agent must find by probing: 5.10 has no bpf_loop (5.17)
     if [[ $n == *5.10 ]]; then append+=" TB_SHAPE=bounded"; else append+=" TB_SHAPE=bpf_loop"; fi
     read -r -a results <<<"$(karch_results_args "$LOGS/$n.results")"

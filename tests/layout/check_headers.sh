@@ -11,6 +11,12 @@
 # check_debug_offsets.py inside it (live walk of its own memory). The free-threaded builds of
 # tests/setup-ft-pythons.sh ($TB_FT_DIR/3.Xt, default /var/cache/tachyon-bpf/ft) are checked the
 # same way through their own headers (header initializer, and live).
+# TB_LAYOUT_ARCH=arm64 checks Debian's arm64 builds instead, on this x86_64 host: the helpers
+# are cross-built (tests/kernels/arch/arm64.sh's KARCH_CC) and run under qemu-aarch64 user
+# mode, print_layout too (the table as the arm64 agent is compiled); bookworm's python3.11:arm64
+# against its own headers (libpython3.11-dev:arm64, in tests/kernels/guest-root.sh's root) and
+# live, sid's arm64 3.13-3.15 (TB_PYTHONS_ARCH=arm64 tests/setup-pythons.sh) live: their own
+# _Py_DebugOffsets parsed == the built-in table, and the walk of their own memory.
 # Exit 1 on any mismatch, 2 if nothing could be checked.
 set -u
 
@@ -20,12 +26,32 @@ PYENV=${PYENV_ROOT:-/root/.pyenv}
 SID=${TB_SID_ROOT:-/var/cache/tachyon-bpf/pythons/root}
 HDRS=${TB_HEADERS_DIR:-/var/cache/tachyon-bpf/headers}/root
 FT=${TB_FT_DIR:-/var/cache/tachyon-bpf/ft}
-CC=${CC:-gcc}
+TB_KERNELS_ARCH=${TB_LAYOUT_ARCH:-amd64}
+# shellcheck source=tests/kernels/arch.sh
+. "$ROOT/tests/kernels/arch.sh"   # KARCH, KARCH_CC, KARCH_TRIPLET, KARCH_UNAME_M, KARCH_QEMU_USER
+EMULATE=""
+if [ "$(uname -m)" = "$KARCH_UNAME_M" ]; then
+	CC=${CC:-gcc}
+else
+	CC=$KARCH_CC EMULATE=$KARCH_QEMU_USER
+	command -v "$CC" >/dev/null || { echo "check_headers: $CC not found" >&2; exit 2; }
+	command -v "$EMULATE" >/dev/null || { echo "check_headers: $EMULATE not found" >&2; exit 2; }
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 fail=0
 checked=""
+
+# runnable TMP/NAME: a foreign architecture's helper is moved to NAME.elf and NAME runs it under
+# the user-mode emulator (with the cross libc: /usr/TRIPLET, libc6-arm64-cross), so the call
+# sites (and check_debug_offsets.py's subprocess) run every helper the same way
+runnable() {
+	[ -n "$EMULATE" ] || return 0
+	mv "$TMP/$1" "$TMP/$1.elf"
+	printf '#!/bin/sh\nexec %s -L /usr/%s %s "$@"\n' "$EMULATE" "$KARCH_TRIPLET" "$TMP/$1.elf" > "$TMP/$1"
+	chmod +x "$TMP/$1"
+}
 
 if ! $CC -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
 	"$HERE/print_layout.c" "$ROOT/user/cpython/layout.c" "$ROOT/user/cpython/versions.c" "$ROOT/user/cpython/plumbing.c" \
@@ -33,6 +59,7 @@ if ! $CC -Wall -Wextra -Werror -std=gnu11 -I"$ROOT/include" -I"$ROOT/user" \
 	echo "check_headers: cannot build print_layout" >&2
 	exit 2
 fi
+runnable print_layout
 
 # compare LABEL EXPECTED ACTUAL: name=value files, prints one summary line.
 compare() {
@@ -63,6 +90,7 @@ check_one() {
 		fail=1
 		return
 	fi
+	runnable po
 	"$TMP/po" > "$TMP/headers.txt"
 	ver=$(awk -F= '$1=="version_hex"{print $2}' "$TMP/headers.txt")
 	minor=$(awk -F= '$1=="minor"{print $2}' "$TMP/headers.txt")
@@ -100,6 +128,8 @@ check_one() {
 			echo "$label: not checked (helper does not compile: $(grep -m1 error "$TMP/cc.err"))"
 			continue
 		fi
+		runnable po_d
+		runnable dump
 		"$TMP/po_d" > "$TMP/headers_d.txt"
 		"$TMP/dump" "$TMP/dbg.bin"
 		if "$TMP/print_layout" debug "$TMP/dbg.bin" > "$TMP/dbg.txt" 2> "$TMP/dbg.err"; then
@@ -116,11 +146,39 @@ check_one() {
 	if [ -n "$pybin" ] && [ -x "$pybin" ] && [ "$headers_ft" = 1 ] && grep -qx 'free_threaded_ok=0' <<<"$facts"; then
 		echo "live $tag: not run (free-threaded 3.${minor}t is not supported)"
 	elif [ -n "$pybin" ] && [ -x "$pybin" ]; then
-		"$pybin" "$HERE/check_debug_offsets.py" "$TMP/print_layout" "$TMP/live.bin" || fail=1
+		live_one "$pybin"
 	fi
 }
 
+# live_one PYBIN: check_debug_offsets.py run by the interpreter (its own memory; 3.13+: its own
+# _Py_DebugOffsets parsed and compared with the built-in table)
+live_one() {
+	"$1" "$HERE/check_debug_offsets.py" "$TMP/print_layout" "$TMP/live.bin" || fail=1
+}
+
 VERSIONS=$(bash "$ROOT/tests/pythons.sh" --versions) || exit 2
+if [ "$KARCH" = arm64 ]; then
+	# bookworm's 3.11: its headers and, live, its interpreter under the emulator (-L: the root's
+	# loader, libraries and stdlib at their own paths)
+	if ARM=$(TB_KERNELS_ARCH=arm64 bash "$ROOT/tests/kernels/guest-root.sh"); then
+		printf '#!/bin/sh\nexec %s -L %s %s "$@"\n' "$EMULATE" "$ARM" "$ARM/usr/bin/python3.11" > "$TMP/python3.11"
+		chmod +x "$TMP/python3.11"
+		inc=$ARM/usr/include/python3.11
+		check_one "$TMP/python3.11" "$ARM" "$inc" "$inc/internal" "$ARM/usr/include/$KARCH_TRIPLET/python3.11"
+	fi
+	# sid's 3.13+: live (their wrappers run the loader under the emulator themselves)
+	for py in "${TB_PYTHONS_DIR:-/var/cache/tachyon-bpf/arm64-pythons}"/bin/python3.*; do
+		[ -x "$py" ] || continue
+		live_one "$py" && checked="$checked ${py##*/python}"
+	done
+	missing=""
+	for v in $VERSIONS; do
+		case " $checked " in *" $v "*) ;; *) missing="$missing $v" ;; esac
+	done
+	[ -n "$missing" ] && echo "not checked (no arm64 build here):$missing"
+	[ -n "$checked" ] || { echo "check_headers: no arm64 CPython found" >&2; exit 2; }
+	exit $fail
+fi
 for v in $VERSIONS; do
 	m=${v#3.}
 	for dir in "$PYENV"/versions/3.$m.*; do

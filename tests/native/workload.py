@@ -60,7 +60,9 @@ LIBC = ctypes.CDLL(None)
 CHAIN = ctypes.CDLL(os.environ["TB_CHAIN_LIB"]) if MODE in ("chain", "cthread", "signal") else None
 # compressible text (deflate's work, not copies), made before the capture's part
 TEXT = b" ".join(b"%x" % (i * 2654435761 % 65521) for i in range(1 << 18)) if MODE == "zlib" else b""
-if "nosleep" not in sys.argv[3:]:
+if os.environ.get("TB_START_ON_STDIN") == "1":
+    sys.stdin.readline()    # tests/native/run.py attached(): once the agent samples
+elif "nosleep" not in sys.argv[3:]:
     time.sleep(1.0)
 END = time.monotonic() + SECONDS
 

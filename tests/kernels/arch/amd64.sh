@@ -8,6 +8,7 @@ KARCH_FLAVOUR=cloud-amd64                     # Debian's kernel flavour: linux-i
 KARCH_UNAME_M=x86_64                          # uname -m, and make dist's binary suffix
 KARCH_TRIPLET=x86_64-linux-gnu                # multiarch library directories
 KARCH_LOADER=/lib64/ld-linux-x86-64.so.2      # the dynamic loader the guest's ELF files name
+KARCH_QEMU_USER=""                            # this is the host's architecture: no user-mode emulator
 KARCH_MAKE_ARGS=()                            # make dist: the host's own build
 KARCH_CC=cc                                   # builds tests/native/chain.c for the guest
 KARCH_QEMU=qemu-system-x86_64
@@ -20,3 +21,4 @@ karch_results_args() { echo "-serial file:$1"; }
 KARCH_RESULTS_DEV=/dev/ttyS1
 KARCH_ELF_MACHINE="Advanced Micro Devices X86-64"   # readelf -h: the binary must be one of these
 KARCH_UNSUPPORTED=""                          # checks the agent may refuse here (guest_checks.py): none
+KARCH_GUEST_SID_PYTHONS=0                     # sid's 3.13-3.15 not in the image (the host's suites run them)

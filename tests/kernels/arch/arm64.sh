@@ -12,6 +12,7 @@ KARCH_FLAVOUR=cloud-arm64
 KARCH_UNAME_M=aarch64
 KARCH_TRIPLET=aarch64-linux-gnu
 KARCH_LOADER=/lib/ld-linux-aarch64.so.1
+KARCH_QEMU_USER=qemu-aarch64-static           # user mode on an x86_64 host (qemu-user-static): arm64 programs run there
 KARCH_MAKE_ARGS=(ARCH=arm64)                  # make dist ARCH=arm64: dist/tachyon-bpf-VERSION-aarch64
 KARCH_CC=aarch64-linux-gnu-gcc                # gcc-aarch64-linux-gnu
 KARCH_QEMU=qemu-system-aarch64
@@ -26,3 +27,4 @@ karch_results_args() { echo "-chardev file,id=results,path=$1 -device pci-serial
 KARCH_RESULTS_DEV=/dev/ttyS0
 KARCH_ELF_MACHINE=AArch64                      # readelf -h: the binary must be one of these
 KARCH_UNSUPPORTED=""                          # checks the agent may refuse here (guest_checks.py): none
+KARCH_GUEST_SID_PYTHONS=1                     # sid's arm64 3.13-3.15 in the image (initramfs.sh), run on one kernel (run.sh)
