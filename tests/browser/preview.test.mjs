@@ -71,7 +71,7 @@ async function bigPage(B, file) {
   const fullBlocks = await ev(full, () => tbView.blocks());
   await full.close();
 
-  const page = await openEarly(B, file);
+  let page = await openEarly(B, file);
   const s0 = await state(page), blocks = await ev(page, () => tbView.blocks());
   const t = s0.t;
   check('the first render is the preview\'s, drawn before the data was parsed', s0.ready === 'preview' && /^Preview/.test(s0.notice) && !(t.parsed <= t.firstRender),
@@ -86,11 +86,20 @@ async function bigPage(B, file) {
   check('every frame the whole view draws 2 px or wider is in the preview\'s view, as wide', wide.length > 0 && missing.length === 0,
     missing.length ? `${missing.length} of ${wide.length}, e.g. ${JSON.stringify(missing.slice(0, 3))}` : `${wide.length} frames`);
 
-  // a zoom and a search on the preview, kept when the data comes in
+  // a zoom and a search on the preview, kept when the data comes in. The data is parsed while the
+  // checks above run: when it was in before the zoom (a fast or idle machine; 819 ms after the
+  // navigation once), the page is opened again and zoomed at its first render, up to 3 times
   const widest = blocks.filter((b) => b[0] && b[1] >= 2).sort((a, b) => b[3] - a[3])[0];
-  const act = await ev(page, (n) => { const z = tbView.zoomTo(n); tbView.search('method_1'); return { z, ready: document.body.dataset.ready }; }, widest ? widest[0] : '');
+  const zoomSearch = (p) => ev(p, (n) => { const z = tbView.zoomTo(n); tbView.search('method_1'); return { z, ready: document.body.dataset.ready }; }, widest ? widest[0] : '');
+  let act = await zoomSearch(page), opened = 1;
+  for (; act.ready !== 'preview' && opened < 4; opened++) {
+    await page.close();
+    page = await openEarly(B, file);
+    act = await zoomSearch(page);
+  }
   const s1 = await state(page);
-  check('zoomed and searched while the preview is shown', act.z && act.ready === 'preview' && s1.crumbs.includes(widest[0]) && s1.matched > 0, `${widest && widest[0]}, ${s1.matched} matched`);
+  check('zoomed and searched while the preview is shown', act.z && act.ready === 'preview' && s1.crumbs.includes(widest[0]) && s1.matched > 0,
+    `${widest && widest[0]}, ${s1.matched} matched${opened > 1 ? ` (page opened ${opened} times: the data was in before the zoom)` : ''}`);
   await whole(page);
   const s2 = await state(page);
   check('the data replaces the preview: ready, no notice, hotspots', s2.ready === '1' && !s2.notice && !/loading/.test(s2.hot), `ready ${s2.ready}, ${Math.round(s2.t.fullRender)} ms`);
