@@ -157,6 +157,15 @@ live_one() {
 }
 
 VERSIONS=$(bash "$ROOT/tests/pythons.sh" --versions) || exit 2
+# The supported versions no check above covered ($checked), in one line saying why ($1).
+say_missing() {
+	local missing="" v
+	for v in $VERSIONS; do
+		case " $checked " in *" $v "*) ;; *) missing="$missing $v" ;; esac
+	done
+	if [ -n "$missing" ]; then echo "not checked ($1):$missing"; fi
+}
+
 if [ "$KARCH" = arm64 ]; then
 	# bookworm's 3.11: its headers and, live, its interpreter under the emulator (-L: the root's
 	# loader, libraries and stdlib at their own paths)
@@ -171,11 +180,7 @@ if [ "$KARCH" = arm64 ]; then
 		[ -x "$py" ] || continue
 		live_one "$py" && checked="$checked ${py##*/python}"
 	done
-	missing=""
-	for v in $VERSIONS; do
-		case " $checked " in *" $v "*) ;; *) missing="$missing $v" ;; esac
-	done
-	[ -n "$missing" ] && echo "not checked (no arm64 build here):$missing"
+	say_missing "no arm64 build here"
 	[ -n "$checked" ] || { echo "check_headers: no arm64 CPython found" >&2; exit 2; }
 	exit $fail
 fi
@@ -199,11 +204,7 @@ for v in $VERSIONS; do
 	[ -d "$inc/internal" ] && check_one "$FT/3.${m}t/bin/python3.${m}t" "$SID" "$inc" "$inc/internal"
 done
 
-missing=""
-for v in $VERSIONS; do
-	case " $checked " in *" $v "*) ;; *) missing="$missing $v" ;; esac
-done
-[ -n "$missing" ] && echo "not checked (no headers found):$missing"
+say_missing "no headers found"
 if [ -z "$checked" ]; then
 	echo "check_headers: no CPython headers found" >&2
 	exit 2
