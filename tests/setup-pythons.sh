@@ -18,7 +18,7 @@
 # under sid's loader), and DESTDIR/lib -> root/usr/lib lets Python find its stdlib from
 # there (sys.prefix == DESTDIR) without PYTHONHOME. An arm64 wrapper (ld-linux-aarch64.so.1) on
 # a machine that is not aarch64 runs the loader under qemu-aarch64-static (user mode: the layout
-# checks of tests/arm64/check-layout.sh); on an aarch64 machine (the kernel matrix's arm64
+# check, TB_LAYOUT_ARCH=arm64 tests/layout/check_headers.sh); on an aarch64 machine (the kernel matrix's arm64
 # guests have DESTDIR at the same path) it execs it as it is.
 set -euo pipefail
 

@@ -108,11 +108,12 @@ def frames(line):
 
 
 def attached(argv, cmd, grace, timeout):
-    """The workload started first, with TB_START_ON_STDIN=1: once its chain library is mapped
-    (the interpreter is up) the agent attaches with -p (it waits at most 2 s for the tables),
-    and GRACE seconds after it says it is sampling (its tables built meanwhile) the workload
-    is let go (a line on its stdin) and reaped when done, so the agent sees it end. For an interpreter started through a wrapper script,
-    which -- CMD would hold at the script's entry, not the interpreter's. (tb.run's flags of
+    """For an interpreter started through a wrapper script, which -- CMD would hold at the
+    script's entry, not the interpreter's. The workload is started first, with
+    TB_START_ON_STDIN=1: once its chain library is mapped (the interpreter is up) the agent
+    attaches with -p (it waits at most 2 s for the tables), and GRACE seconds after it says
+    it is sampling (its tables built meanwhile) the workload is let go (a line on its stdin)
+    and reaped when done, so the agent sees it end. (tb.run's flags of
     tests/kernels/guest_checks.py's agent_flags are not added.)"""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=dict(os.environ, TB_START_ON_STDIN="1"))
     agent = None
