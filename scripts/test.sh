@@ -170,6 +170,21 @@ suite fuzz-capture-reader bash tests/fuzz/run.sh "${TB_FUZZ_SECONDS:-60}"
 # what --native reads of every mapped file: the unwind tables, evaluator ranges and symbols
 suite fuzz-elf bash tests/fuzz/run-elf.sh "${TB_FUZZ_SECONDS:-60}"
 
+# what failed, at the end: CI keeps only the run's last lines. Each failed suite's FAIL lines
+# (else its log's last lines), cut to 300 characters, at most 12 lines a suite
+for name in "${failures[@]}"; do
+	log="$log_dir/$name.log"
+	echo
+	echo "== failed: $name"
+	if [ ! -f "$log" ]; then
+		echo "   (no log of its own: see its lines above)"
+	elif grep -qE '(^|\] )FAIL' "$log"; then
+		grep -E '(^|\] )FAIL' "$log" | head -n 12 | cut -c1-300 | sed 's/^/   /'
+	else
+		tail -n 12 "$log" | cut -c1-300 | sed 's/^/   /'
+	fi
+done
+
 echo
 echo "time per suite (s), the longest first; the whole run: ${SECONDS} s"
 printf '%s\n' "${suite_times[@]}" | sort -rn | head -n 15 | sed 's/^/  /'
