@@ -10,8 +10,9 @@ program of /tb/tachyon-bpf. The repo's helpers and host checks are reused as the
               --max-depth 128 (test_deep)
   all-python  --all-python started first, then spawner.py started mid-capture with short-lived
               children: the spawner and each child seen with their own functions
-  wall        --mode wall on sleeper.py: the sleep line ~90% of the thread's samples, under
-              <off-CPU>; ~0% in cpu mode (test_sleep_wall)
+  wall        --mode wall on sleeper.py: the sleep line's share of the thread's samples within
+              5 points of the share the workload measured of itself (~90%; less in a slow
+              guest), under <off-CPU>; few in cpu mode (test_sleep_wall)
   native      --native --kernel on ctypes calls into tests/native/chain.c (built -O2
               -fomit-frame-pointer: only .eh_frame unwinds it): chain_a -> chain_b -> chain_c
               under the Python frame call_chain (tests/native/run.py check_chain)
