@@ -471,7 +471,17 @@ def compare_callers(p, t, leaf):
             elif gain(astray) >= deficit / 2:
                 out.append((o, head + "%s lost it (its stack ended or went astray there)" % po.tool))
             else:
-                out.append(("unexplained", head + "no chain explains it"))
+                def callers(prof, counts, n):  # the leaf's 4 commonest callers, each with its own 2
+                    def then(k):
+                        nxt = collections.Counter()
+                        for ch, m in prof.chains[leaf].items():
+                            if ch and ch[0] == k:
+                                nxt[ch[1] if len(ch) > 1 else END] += m
+                        return "/".join(label(x, p, t) for x, _ in nxt.most_common(2))
+                    return ", ".join("%s %.0f%% (then %s)" % (label(k, p, t), 100 * v / n, then(k))
+                                     for k, v in counts.most_common(4))
+                out.append(("unexplained", head + "no chain explains it; perf's callers: %s; tachyon-bpf's: %s" % (
+                    callers(p, cp, n_p), callers(t, ct, n_t))))
     return out
 
 
