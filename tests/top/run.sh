@@ -128,6 +128,14 @@ check "a: back to all" $? "$(line $s 2)"
 T send-keys -t $s j
 wait_line $s 6 '^>' 2
 check "j: selection moves to the second row" $? "$(screen $s | sed -n 4,7p)"
+# the user's selection follows its function through a re-sort
+chosen=$(line $s 6 | sed -E 's/^> +([0-9.]+% +){2}([0-9.]+s +){2}//; s/ +$//')
+T send-keys -t $s t
+wait_for $s '\*%Total' 2
+check "j then t: the selection follows its function ($chosen)" \
+	"$(screen $s | grep '^>' | grep -qF -- "$chosen"; echo $?)" "$(screen $s | sed -n 4,12p)"
+T send-keys -t $s o
+wait_for $s '\*%Own' 2
 T send-keys -t $s '?'
 wait_for $s '^q quit' 2
 check "?: help line" $? "$(line $s 3)"
@@ -190,6 +198,9 @@ wait_for $s 'libz\.so[.0-9]* *$|libz\.so' 10
 check "--native: a libz function listed with its library" $? "$(screen $s)"
 T send-keys -t $s t
 check "--native t: compress_loop (Python) listed by total with its file" "$(wait_for $s 'compress_loop \(.*py:' 5; echo $?)" "$(screen $s)"
+# a selection the user never moved is the first row, not the function first by own when the
+# table was first drawn (a libz leaf, far down by total: a full run found the table scrolled to it)
+check "--native t: the selection is still the first row" "$(line $s 5 | grep -q '^>'; echo $?)" "$(screen $s | sed -n 4,9p)"
 check "--native 80x24: no line wider than 80 columns" "$(fits $s 80; echo $?)" "$(screen $s)"
 quit_checked $s "--native"
 

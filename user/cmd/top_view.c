@@ -183,8 +183,16 @@ static int by_total(const void *a, const void *b)
 	return by_own(a, b);
 }
 
+/* The selection after the rows were computed again: the user's stays on its function (or
+ * its row, when the function left the view); one the user never moved is the first row, not
+ * whatever function happened to be first when the table was first drawn. */
 static void keep_selection(struct tb_topview *v)
 {
+	if (!v->sel_chosen) {
+		v->sel_row = 0;
+		v->sel_func = v->nrows ? v->rows[0].func : UINT32_MAX;
+		return;
+	}
 	for (uint32_t i = 0; i < v->nrows; i++)
 		if (v->rows[i].func == v->sel_func) {
 			v->sel_row = i;
@@ -233,6 +241,7 @@ void tb_top_move(struct tb_topview *v, int delta)
 		r = v->nrows - 1;
 	v->sel_row = (uint32_t)r;
 	v->sel_func = v->rows[r].func;
+	v->sel_chosen = 1;
 }
 
 void tb_top_filter_all(struct tb_topview *v)

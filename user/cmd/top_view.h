@@ -53,6 +53,8 @@ struct tb_topview {
 	uint32_t nrows, caprows;
 	uint64_t view_samples;       /* Python samples in the window passing the filter */
 	uint32_t sel_row, sel_func;  /* sel_func UINT32_MAX: none */
+	int sel_chosen;              /* moved by the user (j/k): the selection follows its function
+	                              * through re-sorts and updates; else it is the first row */
 	uint64_t stamp;
 };
 
