@@ -71,11 +71,21 @@ async function bigPage(B, file) {
   const fullBlocks = await ev(full, () => tbView.blocks());
   await full.close();
 
-  let page = await openEarly(B, file);
-  const s0 = await state(page), blocks = await ev(page, () => tbView.blocks());
+  // the preview as shown: its state and blocks read in one task. The data's parse holds the main
+  // thread, so the first look can come after the data is in (ready 1, first render 134 ms, data
+  // parsed 620 ms once in a full run): the page is then opened again, up to 3 times
+  let page, s0, blocks, looks = 0;
+  for (;;) {
+    page = await openEarly(B, file);
+    looks++;
+    ({ s0, blocks } = await ev(page, () => ({ s0: { ready: document.body.dataset.ready, notice: document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent, t: { ...tbView.timings } }, blocks: tbView.blocks() })));
+    if (s0.ready === 'preview' || looks === 4) break;
+    await page.close();
+  }
   const t = s0.t;
-  check('the first render is the preview\'s, drawn before the data was parsed', s0.ready === 'preview' && /^Preview/.test(s0.notice) && !(t.parsed <= t.firstRender),
-    `ready ${s0.ready}, first render ${Math.round(t.firstRender)} ms, data parsed ${t.parsed === undefined ? 'not yet' : Math.round(t.parsed) + ' ms'}`);
+  check('the first render is the preview\'s, drawn before the data was parsed', s0.ready === 'preview' && /^Preview/.test(s0.notice) &&
+    t.preview_parsed <= t.firstRender && !(t.parsed <= t.firstRender),
+    `ready ${s0.ready}, first render ${Math.round(t.firstRender)} ms, data parsed ${t.parsed === undefined ? 'not yet' : Math.round(t.parsed) + ' ms'}${looks > 1 ? ` (page opened ${looks} times: the data was in before the first look)` : ''}`);
   const load0 = os.loadavg()[0], busy0 = load0 > os.cpus().length;
   check(`the first render within ${BUDGET_MS} ms of the script's start`, t.firstRender - t.script <= BUDGET_MS, `${Math.round(t.firstRender - t.script)} ms`);
   check(`the first render within ${BUDGET_MS} ms of the navigation's start`, t.firstRender <= BUDGET_MS || busy0,
