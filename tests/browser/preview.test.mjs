@@ -48,11 +48,24 @@ async function openEarly(B, file) {
   return page;
 }
 const whole = (page) => page.waitForFunction(() => document.body.dataset.ready === '1' || document.body.dataset.ready === 'error', null, { timeout: 120000, polling: 20 });
-const state = (page) => ev(page, () => ({
+const readState = () => ({
   ready: document.body.dataset.ready, notice: document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent,
   crumbs: document.getElementById('crumbs').textContent, search: document.getElementById('search').value, matched: tbView.matched(),
   total: tbView.totalShown(), hot: document.getElementById('hotspots').textContent, t: { ...tbView.timings },
-}));
+});
+const state = (page) => ev(page, readState);
+/** act(page) -> {ready, ...} on the preview: when the data was in first (its parse holds the main
+ *  thread, so a look can come after it), the page is opened again and act run at its first
+ *  render, up to 4 openings in all. {page, r, opened}. */
+async function onPreview(B, file, page, act) {
+  let r = await act(page), opened = 1;
+  for (; r.ready !== 'preview' && opened < 4; opened++) {
+    await page.close();
+    page = await openEarly(B, file);
+    r = await act(page);
+  }
+  return { page, r, opened };
+}
 
 async function bigPage(B, file) {
   const name = path.basename(file, '.html');
@@ -74,15 +87,9 @@ async function bigPage(B, file) {
   // the preview as shown: its state and blocks read in one task. The data's parse holds the main
   // thread, so the first look can come after the data is in (ready 1, first render 134 ms, data
   // parsed 620 ms once in a full run): the page is then opened again, up to 3 times
-  let page, s0, blocks, looks = 0;
-  for (;;) {
-    page = await openEarly(B, file);
-    looks++;
-    ({ s0, blocks } = await ev(page, () => ({ s0: { ready: document.body.dataset.ready, notice: document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent, t: { ...tbView.timings } }, blocks: tbView.blocks() })));
-    if (s0.ready === 'preview' || looks === 4) break;
-    await page.close();
-  }
-  const t = s0.t;
+  const look = (p) => ev(p, (f) => ({ ...(0, eval)(f)(), blocks: tbView.blocks() }), readState.toString());
+  let { page, r: s0, opened: looks } = await onPreview(B, file, await openEarly(B, file), look);
+  const blocks = s0.blocks, t = s0.t;
   check('the first render is the preview\'s, drawn before the data was parsed', s0.ready === 'preview' && /^Preview/.test(s0.notice) &&
     t.preview_parsed <= t.firstRender && !(t.parsed <= t.firstRender),
     `ready ${s0.ready}, first render ${Math.round(t.firstRender)} ms, data parsed ${t.parsed === undefined ? 'not yet' : Math.round(t.parsed) + ' ms'}${looks > 1 ? ` (page opened ${looks} times: the data was in before the first look)` : ''}`);
@@ -101,12 +108,8 @@ async function bigPage(B, file) {
   // navigation once), the page is opened again and zoomed at its first render, up to 3 times
   const widest = blocks.filter((b) => b[0] && b[1] >= 2).sort((a, b) => b[3] - a[3])[0];
   const zoomSearch = (p) => ev(p, (n) => { const z = tbView.zoomTo(n); tbView.search('method_1'); return { z, ready: document.body.dataset.ready }; }, widest ? widest[0] : '');
-  let act = await zoomSearch(page), opened = 1;
-  for (; act.ready !== 'preview' && opened < 4; opened++) {
-    await page.close();
-    page = await openEarly(B, file);
-    act = await zoomSearch(page);
-  }
+  const zs = await onPreview(B, file, page, zoomSearch), act = zs.r, opened = zs.opened;
+  page = zs.page;
   const s1 = await state(page);
   check('zoomed and searched while the preview is shown', act.z && act.ready === 'preview' && s1.crumbs.includes(widest[0]) && s1.matched > 0,
     `${widest && widest[0]}, ${s1.matched} matched${opened > 1 ? ` (page opened ${opened} times: the data was in before the zoom)` : ''}`);
