@@ -20,61 +20,7 @@
 #include <gelf.h>
 #include "proc/cfi.h"
 #include "proc/unwind_ref.h"
-
-/* ------------------------------------------------------------ ELF images */
-
-struct sec {
-	const char *name;
-	uint32_t type;
-	uint64_t addr;
-	const void *data;
-	size_t len;
-};
-
-/* An ELF64 image (ET_DYN, machine, no segments) with sections s[0..n). */
-static size_t make_elf(uint8_t *buf, size_t cap, const struct sec *s, int n, uint16_t machine)
-{
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
-	Elf64_Shdr sh[8];
-	char names[256] = "\0.shstrtab";
-	size_t off = sizeof(*eh), nlen = 11, name_off[8];
-
-	assert_true(n < 6);
-	memset(buf, 0, cap);
-	memset(sh, 0, sizeof(sh));
-	for (int i = 0; i < n; i++) {
-		name_off[i] = nlen;
-		strcpy(names + nlen, s[i].name);
-		nlen += strlen(s[i].name) + 1;
-		off = (off + 7) & ~(size_t)7;
-		assert_true(off + s[i].len < cap);
-		if (s[i].len)
-			memcpy(buf + off, s[i].data, s[i].len);
-		sh[i + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)name_off[i], .sh_type = s[i].type,
-					  .sh_flags = SHF_ALLOC, .sh_addr = s[i].addr, .sh_offset = off,
-					  .sh_size = s[i].len, .sh_addralign = 8 };
-		off += s[i].len;
-	}
-	sh[n + 1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = off,
-				  .sh_size = nlen, .sh_addralign = 1 };
-	memcpy(buf + off, names, nlen);
-	off = (off + nlen + 7) & ~(size_t)7;
-	assert_true(off + (size_t)(n + 2) * sizeof(Elf64_Shdr) < cap);
-	memcpy(buf + off, sh, (size_t)(n + 2) * sizeof(Elf64_Shdr));
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = machine;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shoff = off;
-	eh->e_shnum = (Elf64_Half)(n + 2);
-	eh->e_shstrndx = (Elf64_Half)(n + 1);
-	return off + (size_t)(n + 2) * sizeof(Elf64_Shdr);
-}
+#include "elf_image.h"
 
 /* ------------------------------------------------------------ .eh_frame */
 
@@ -143,7 +89,7 @@ static uint8_t image[1 << 18];
 static int build(const struct eh *e, struct tb_cfi *c, const struct tb_cfi_limits *lim,
 		 char *err, size_t errlen)
 {
-	struct sec s = { ".eh_frame", SHT_PROGBITS, EH_ADDR, e->b, e->n };
+	struct sec s = { ".eh_frame", SHT_PROGBITS, EH_ADDR, e->b, e->n, 0, 0 };
 	size_t len = make_elf(image, sizeof(image), &s, 1, EM_X86_64);
 	Elf *elf;
 	int rc;
@@ -436,9 +382,9 @@ static void test_program_bounds(void **state)
 static void test_not_usable(void **state)
 {
 	struct eh e = { .n = 0 };
-	struct sec s = { ".eh_frame", SHT_PROGBITS, EH_ADDR, e.b, 0 };
-	struct sec nobits = { ".eh_frame", SHT_NOBITS, EH_ADDR, NULL, 0 };
-	struct sec other = { ".text", SHT_PROGBITS, 0x1000, "\xc3", 1 };
+	struct sec s = { ".eh_frame", SHT_PROGBITS, EH_ADDR, e.b, 0, 0, 0 };
+	struct sec nobits = { ".eh_frame", SHT_NOBITS, EH_ADDR, NULL, 0, 0, 0 };
+	struct sec other = { ".text", SHT_PROGBITS, 0x1000, "\xc3", 1, 0, 0 };
 	struct tb_cfi c;
 	char err[256];
 	size_t len;
@@ -539,8 +485,8 @@ static void test_lying_eh_frame_hdr(void **state)
 	sample_eh(&e);
 	*(int32_t *)(hdr + 4) = (int32_t)(EH_ADDR - (0x1000 + 4));   /* eh_frame_ptr */
 	*(uint32_t *)(hdr + 8) = 0x7fffffff;                         /* fde_count */
-	s[0] = (struct sec){ ".eh_frame_hdr", SHT_PROGBITS, 0x1000, hdr, sizeof(hdr) };
-	s[1] = (struct sec){ ".eh_frame", SHT_PROGBITS, EH_ADDR, e.b, e.n };
+	s[0] = (struct sec){ ".eh_frame_hdr", SHT_PROGBITS, 0x1000, hdr, sizeof(hdr), 0, 0 };
+	s[1] = (struct sec){ ".eh_frame", SHT_PROGBITS, EH_ADDR, e.b, e.n, 0, 0 };
 	len = make_elf(image, sizeof(image), s, 2, EM_X86_64);
 	elf = elf_memory((char *)image, len);
 	if (!tb_cfi_build(elf, NULL, &c, err, sizeof(err)))

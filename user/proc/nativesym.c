@@ -5,7 +5,7 @@
  * chosen as perf chooses, tools/perf/util/symbol.c choose_best_symbol: one
  * with a size before one without, global before local before weak, the
  * fewest leading underscores, the longest (a perf map's: the shortest); then
- * the first in byte order).  Every count and size is bounded; names are cut at
+ * the first in the table, as perf keeps it (a perf map's: in byte order)).  Every count and size is bounded; names are cut at
  * TB_NSYM_MAX_NAME bytes, kept once each as they are read (a file may repeat
  * one name millions of times), at most TB_NSYM_MAX_NAME_BYTES of them per
  * file, and only the names of the symbols kept stay; reading stops at
@@ -25,6 +25,8 @@
 
 #define PLT_SLOT 16             /* bytes per x86-64 PLT entry */
 #define RANK_PLT 3
+
+_Static_assert(TB_NSYM_MAX_SYMBOLS <= 1u << 24, "a symbol's order fits its 24 bits");
 
 /* While a file is read: its symbols array's room, the start's CPU time, and
  * each distinct name once (index: the names' offsets in f->names, at[]). */
@@ -105,7 +107,8 @@ static void add_sym(struct loader *ld, uint64_t start, uint64_t size, const char
 	    start + size < start)
 		return;
 	f->syms = tb_grow(f->syms, &ld->cap, f->nsyms + 1, sizeof(*f->syms), 256);
-	f->syms[f->nsyms++] = (struct tb_nsym){ start, start + size, add_name(ld, name, suffix), rank };
+	f->syms[f->nsyms] = (struct tb_nsym){ start, start + size, add_name(ld, name, suffix), f->nsyms, rank };
+	f->nsyms++;
 }
 
 static uint8_t bind_rank(const GElf_Sym *s)
@@ -215,7 +218,9 @@ static int by_start_then_rank(const void *a, const void *b, void *ctx)
 	 * start (a JIT's, or a planted map's 512-byte garbage) the shortest is kept */
 	if (lx != ly)
 		return (lx > ly) == (f->source != TB_NSYM_PERFMAP) ? -1 : 1;
-	return strcmp(nx, ny);
+	if (f->source == TB_NSYM_PERFMAP)
+		return strcmp(nx, ny);
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 /* Only the kept symbols' names stay, in a buffer of their size. */

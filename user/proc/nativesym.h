@@ -27,7 +27,8 @@ enum tb_nsym_source { TB_NSYM_NONE, TB_NSYM_SYMTAB, TB_NSYM_DYNSYM, TB_NSYM_DEBU
 struct tb_nsym {
 	uint64_t start, end;      /* ELF vaddrs [start, end); end == start: up to the next */
 	uint32_t name;            /* offset in names */
-	uint8_t rank;             /* which of aliases is kept (lower first) */
+	uint32_t order : 24;      /* the order read in (the last tie between aliases) */
+	uint32_t rank : 8;        /* which of aliases is kept (lower first) */
 };
 
 struct tb_nsym_file {
