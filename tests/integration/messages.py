@@ -6,7 +6,7 @@ holds); argv may hold {tmp}, {py}, {py27}, {py39}, {fifo}, {dir}, {ro}. Rows tha
 before sampling also check that the capture never started (the command after -- never ran)
 and that they answered at once. The functions below the table check the ends of a capture:
 outputs that fail at the end (the capture is saved), a second Ctrl-C, no or few samples, a
-diff of small captures, render without and with --summary. CPython 2.7 and 3.9 come from
+diff of small captures, render without and with --summary, how the command after -- ended. CPython 2.7 and 3.9 come from
 tests/setup-old-pythons.sh (bullseye's).
 Run: python3 tests/integration/messages.py [-k NAME]"""
 import os
@@ -204,12 +204,43 @@ def test_few_samples():
     return "%s | %s" % (warn[0][13:80], dwarn[0][19:100])
 
 
+def test_command_end():
+    """How the command after -- ended, one line: killed by a signal (said even with -q), a
+    non-zero status (not with -q), still running at the end of -d (stopped with SIGTERM), or
+    when the agent was stopped by SIGTERM (said even with -q); nothing when it exits 0. The capture is written and the exit is 0 each time."""
+    cases = [
+        ("signal -q", ["-q"], "import os, time; time.sleep(0.3); os.kill(os.getpid(), 9)",
+         "the command was killed by signal 9 (Killed)"),
+        ("status", [], "import sys, time; time.sleep(0.3); sys.exit(3)", "the command exited with status 3"),
+        ("status -q", ["-q"], "import sys, time; time.sleep(0.3); sys.exit(3)", None),
+        ("running at -d", ["-d", "0.6"], "import time; time.sleep(20)",
+         "the command was still running at the end of the capture: stopped with SIGTERM"),
+        ("status 0", [], "import time; time.sleep(0.3)", None),
+        ("agent stopped by SIGTERM -q", ["-q"], "import os, time; os.kill(os.getppid(), 15); time.sleep(20)",
+         "the command was still running when the capture was stopped by signal 15 (Terminated): stopped with"
+         " SIGTERM"),
+    ]
+    said = []
+    for name, extra, code, want in cases:
+        out = os.path.join(TMP, "end.folded")
+        r = tb.run(extra + ["-o", out, "--", sys.executable, "-c", code], timeout=60)
+        assert r.returncode == 0 and os.path.getsize(out) >= 0, "%s: exit %d: %s" % (name, r.returncode, r.stderr)
+        lines = [l for l in r.stderr.splitlines() if "the command " in l]
+        if want is None:
+            assert not lines, "%s: %r" % (name, lines)
+        else:
+            assert lines == ["tachyon-bpf: " + want], "%s: %r" % (name, r.stderr[-400:])
+            said.append(want[12:40])
+    return "; ".join(said)
+
+
 def checks():
     """[(name, function, args...)] (tests/integration/run.py runs them too)."""
     fx = Fixtures()
     out = [("message: " + name, row_check, fx, argv, rc, words) for name, argv, rc, words in ROWS]
     out += [("message: " + fn.__name__[5:], fn) for fn in (test_rescued_capture, test_second_interrupt,
-                                                            test_no_samples, test_few_samples)]
+                                                            test_no_samples, test_few_samples,
+                                                            test_command_end)]
     return out, fx
 
 

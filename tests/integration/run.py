@@ -175,6 +175,7 @@ def capture_json(py, script, args, extra, name):
     fold = os.path.join(TMP, name + ".folded")
     r = tb.run(["-q", "-o", out, "-o", fold] + list(extra) + ["--"] + py + [tb.workload(script)] + args)
     assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr.strip())
+    assert "tachyon-bpf: the command " not in r.stderr, r.stderr.strip()[-400:]  # killed, or the capture stopped
     return tb.tree_json.load(out), tb.Folded(fold)
 
 

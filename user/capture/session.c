@@ -544,6 +544,7 @@ void tb_session_step(struct tb_session *s, int wait_ms)
 	if (s->child > 0 && tb_child_exited(s->child, &s->child_status)) {
 		s->child = 0;
 		stop_child = 0;
+		s->child_ended = 1;
 		s->done = 1;
 	}
 	if (now - s->names_at >= CHECK_EVERY_S) {
@@ -646,12 +647,37 @@ void tb_session_close(struct tb_session *s)
 		s->sampler = NULL;
 	}
 	if (s->child > 0) {
+		s->child_ended = 1;
 		if (!tb_child_exited(s->child, &s->child_status)) {
 			kill(s->child, SIGTERM);
 			waitpid(s->child, &s->child_status, 0);
+			s->child_ended = 2;
 		}
 		s->child = 0;
 		stop_child = 0;
+	}
+}
+
+void tb_session_child_note(const struct tb_session *s, FILE *out, int quiet)
+{
+	int st = s->child_status;
+
+	if (!s->child_ended)
+		return;
+	if (s->child_ended == 2) {
+		int sig = tb_session_stop_signal();
+
+		if (sig && sig != SIGINT)  /* a supervisor's or the system's, not a person's Ctrl-C */
+			fprintf(out, "tachyon-bpf: the command was still running when the capture was stopped by"
+				" signal %d (%s): stopped with SIGTERM\n", sig, strsignal(sig));
+		else if (!quiet)
+			fprintf(out, "tachyon-bpf: the command was still running at the end of the capture: stopped"
+				" with SIGTERM\n");
+	} else if (WIFSIGNALED(st)) {
+		fprintf(out, "tachyon-bpf: the command was killed by signal %d (%s)%s\n", WTERMSIG(st),
+			strsignal(WTERMSIG(st)), WCOREDUMP(st) ? ", core dumped" : "");
+	} else if (WIFEXITED(st) && WEXITSTATUS(st) && !quiet) {
+		fprintf(out, "tachyon-bpf: the command exited with status %d\n", WEXITSTATUS(st));
 	}
 }
 

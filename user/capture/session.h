@@ -80,6 +80,7 @@ struct tb_session {
 	struct tb_watch watch;
 	pid_t child;          /* the launched command until it is reaped, else 0 */
 	int child_status;     /* its wait status once reaped */
+	int child_ended;      /* reaped: ended by itself (1), or stopped by us with SIGTERM (2) */
 	int done;             /* the targets are done (see tb_session_step) */
 	double names_at;      /* last read of thread names (tb_mono_s) */
 	double fast_until;    /* drain often until then: young processes */
@@ -91,6 +92,12 @@ struct tb_session {
 	uint64_t start_ns, loaded_ns, attached_ns;
 	const char *bpf_shape; /* tb_sampler_shape (a static string) */
 };
+
+/* How the launched command ended, one line on out: a signal it did not get
+ * from us, or stopped by us because a signal other than SIGINT stopped the
+ * capture: always; a non-zero status, or stopped at the end: unless quiet;
+ * nothing for status 0. */
+void tb_session_child_note(const struct tb_session *s, FILE *out, int quiet);
 
 /* Not root: one sentence in err, -1 (the first thing a capture checks). */
 int tb_session_check_root(char *err, size_t errlen);

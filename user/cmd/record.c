@@ -412,6 +412,7 @@ int tb_cmd_record(int argc, char **argv)
 	bpf_skipped = tb_session_counter(s, TB_C_WALKS_SKIPPED);
 	bpf_body_wakeups = tb_session_counter(s, TB_C_BODY_WAKEUPS);
 	tb_session_close(s);
+	tb_session_child_note(s, stderr, o->quiet);
 
 	rc = write_outputs(o, &s->prof, o->interval > 0 ? time(NULL) : 0);
 	if (!o->quiet) {
