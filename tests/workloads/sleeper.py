@@ -1,7 +1,9 @@
 """A thread that sleeps 90% of the time: 1 ms of work, then 9 ms of time.sleep.
 With a second argument, a file, it writes there what it measured of itself: the seconds
 spent on the sleep line and in the whole loop ("slept total"), so that a slow machine's
-share (a TCG guest: more than 1 ms between two sleeps) is known, not assumed to be 90%."""
+share (a TCG guest: more than 1 ms between two sleeps) is known, not assumed to be 90%.
+The two clock reads are on lines of their own, around the sleep line: what they measure
+is that line whole (its call, the system call's way in and out), and little else."""
 import sys
 import threading
 import time
@@ -19,7 +21,9 @@ def sleeper(seconds, spent):
     slept = 0.0
     while time.perf_counter() < end:
         busy(0.001)
-        t = time.perf_counter(); time.sleep(0.009); slept += time.perf_counter() - t  # noqa: E702 SLEEP-LINE
+        t = time.perf_counter()
+        time.sleep(0.009)  # SLEEP-LINE
+        slept += time.perf_counter() - t
     spent.extend((slept, time.perf_counter() - start))
 
 
