@@ -5,11 +5,12 @@
  * chosen as perf chooses, tools/perf/util/symbol.c choose_best_symbol: one
  * with a size before one without, global before local before weak, the
  * fewest leading underscores, the longest (a perf map's: the shortest); then
- * the first in the table, as perf keeps it (a perf map's: in byte order)).  Every count and size is bounded; names are cut at
- * TB_NSYM_MAX_NAME bytes, kept once each as they are read (a file may repeat
- * one name millions of times), at most TB_NSYM_MAX_NAME_BYTES of them per
- * file, and only the names of the symbols kept stay; reading stops at
- * TB_NSYM_MAX_NS of CPU or TB_NSYM_MAX_REPEATS names seen again. */
+ * the first in the table, as perf keeps it (a perf map's: in byte order)).
+ * Every count and size is bounded; names are cut at TB_NSYM_MAX_NAME bytes,
+ * kept once each as they are read (a file may repeat one name millions of
+ * times), at most TB_NSYM_MAX_NAME_BYTES of them per file, and only the names
+ * of the symbols kept stay; reading stops at TB_NSYM_MAX_NS of CPU or
+ * TB_NSYM_MAX_REPEATS names seen again. */
 #define _GNU_SOURCE
 #include <gelf.h>
 #include <stdio.h>
