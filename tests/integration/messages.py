@@ -6,8 +6,8 @@ holds); argv may hold {tmp}, {py}, {py27}, {py39}, {fifo}, {dir}, {ro}. Rows tha
 before sampling also check that the capture never started (the command after -- never ran)
 and that they answered at once. The functions below the table check the ends of a capture:
 outputs that fail at the end (the capture is saved), a second Ctrl-C, no or few samples, a
-diff of small captures, render without and with --summary, how the command after -- ended. CPython 2.7 and 3.9 come from
-tests/setup-old-pythons.sh (bullseye's).
+diff of small captures, render without and with --summary, how the command after -- ended.
+CPython 2.7 and 3.9 come from tests/setup-old-pythons.sh (bullseye's).
 Run: python3 tests/integration/messages.py [-k NAME]"""
 import os
 import signal
@@ -207,7 +207,8 @@ def test_few_samples():
 def test_command_end():
     """How the command after -- ended, one line: killed by a signal (said even with -q), a
     non-zero status (not with -q), still running at the end of -d (stopped with SIGTERM), or
-    when the agent was stopped by SIGTERM (said even with -q); nothing when it exits 0. The capture is written and the exit is 0 each time."""
+    when the agent was stopped by SIGTERM (said even with -q); nothing when it exits 0. The
+    capture is written and the exit is 0 each time."""
     cases = [
         ("signal -q", ["-q"], "import os, time; time.sleep(0.3); os.kill(os.getpid(), 9)",
          "the command was killed by signal 9 (Killed)"),
@@ -223,8 +224,11 @@ def test_command_end():
     said = []
     for name, extra, code, want in cases:
         out = os.path.join(TMP, "end.folded")
+        if os.path.exists(out):
+            os.unlink(out)
         r = tb.run(extra + ["-o", out, "--", sys.executable, "-c", code], timeout=60)
-        assert r.returncode == 0 and os.path.getsize(out) >= 0, "%s: exit %d: %s" % (name, r.returncode, r.stderr)
+        assert r.returncode == 0 and os.path.exists(out), "%s: exit %d, written %s: %s" % (
+            name, r.returncode, os.path.exists(out), r.stderr)
         lines = [l for l in r.stderr.splitlines() if "the command " in l]
         if want is None:
             assert not lines, "%s: %r" % (name, lines)

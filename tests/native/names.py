@@ -162,10 +162,10 @@ def profile(argv, seconds, extra=(), user=None, wait_file=None, before=None):
     return stacks, r.stderr
 
 
-def func_symbols(path, with_bind=False):
-    """[(start, end, name)] of the FUNC symbols of path's .symtab (readelf -Ws), sorted; a name
-    whole, as the string table has it (cfree@GLIBC_2.2.5: what perf and tachyon-bpf show).
-    with_bind: [(start, end, name, binding, index in the table)] in the table's order."""
+def func_symbols(path):
+    """[(start, end, name, size, binding, index in the table)] of the FUNC symbols of path's
+    .symtab (readelf -Ws), in the table's order; a name whole, as the string table has it
+    (cfree@GLIBC_2.2.5: what perf and tachyon-bpf show)."""
     out = subprocess.run(["readelf", "-Ws", path], capture_output=True, text=True, check=True).stdout
     syms, in_symtab = [], False
     for line in out.splitlines():
@@ -176,8 +176,8 @@ def func_symbols(path, with_bind=False):
         if in_symtab and len(p) >= 8 and p[3] in ("FUNC", "IFUNC") and p[6] != "UND":
             start, size = int(p[1], 16), int(p[2], 0) if not p[2].startswith("0x") else int(p[2], 16)
             if start:
-                syms.append((start, start + max(size, 1), p[7]) + ((size, p[4], len(syms)) if with_bind else ()))
-    return syms if with_bind else sorted(syms)
+                syms.append((start, start + max(size, 1), p[7], size, p[4], len(syms)))
+    return syms
 
 
 def perf_choices(syms):
@@ -195,7 +195,7 @@ def perf_choices(syms):
 
 def names_at(syms, addr):
     """The names of the symbols holding addr (aliases: any of them)."""
-    return {n for s, e, n in syms if s <= addr < e}
+    return {n for s, e, n, *_ in syms if s <= addr < e}
 
 
 def build_id_debug(path):
@@ -252,14 +252,13 @@ def check_debug(work):
     assert not missing, "not named as the debug file names them: " + "; ".join(missing)
     assert found >= 0.6 * min(10, len(base_leaves)), "%d of the baseline's top stripped leaves named" % found
     # and every name shown for those modules is a symbol of the debug file (or .dynsym's PLT)
-    known = {m: {n for _, _, n in s} for m, s in debug.items()}
+    known = {m: {sym[2] for sym in s} for m, s in debug.items()}
     wrong = {f for fr, _ in named for f, mod in fr
              if mod in known and f not in known[mod] and not f.endswith("@plt")}
     assert not wrong, "names not in the debug files: %s" % sorted(wrong)[:8]
     # and no name is one perf never shows: an alias that loses to another at each of its starts
     # (python3.11's LTO build has PyUnicode_READ_CHAR.lto_priv.{7,8,3,1}.lto_priv.0 at one start)
-    shown = {m: set(perf_choices(func_symbols(build_id_debug(path), with_bind=True)).values())
-             for m, path in (("python3.11", py), ("libc.so.6", libc))}
+    shown = {m: set(perf_choices(s).values()) for m, s in debug.items()}
     losers = {f for fr, _ in named for f, mod in fr if mod in shown and f in known[mod] and f not in shown[mod]}
     assert not losers, "aliases perf does not show (another name at their start wins): %s" % sorted(losers)[:8]
     return "%d samples; %d of the baseline's top %d stripped leaves named as readelf -Ws of the debug files" \
